@@ -1,7 +1,8 @@
 """The one exception root of streameval, and its small subclasses.
 
-Bad *events* are never exceptions: the decoder returns them as :class:`~streameval.events.decode.Invalid`
-values. Exceptions are for the operator's mistakes (configuration) and for broken infrastructure.
+Bad *events* are never exceptions: the decoder returns them as
+:class:`~streameval.events.decode.Invalid` values. Exceptions are for the operator's
+mistakes (configuration) and for broken infrastructure.
 """
 
 

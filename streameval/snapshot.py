@@ -1,0 +1,138 @@
+"""The read-only picture of the pipeline that exporters read.
+
+The pipeline builds a :class:`Snapshot` (immutable, plain data) whenever it is asked; the Prometheus
+collector, the status page and ``replay``'s printers only ever read snapshots, so a scrape never
+touches live state and never stalls intake.
+
+Everything needed to export DESIGN §5 is here, as *sufficient statistics* (counts, sums, sums of
+squares): means and standard errors are derived, never stored, so partial figures from several
+instances combine exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+#: Values of the configured ``segment_labels``, in that order (``"__other__"`` when capped,
+#: ``""`` when an impression did not carry the label).
+Segment = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """Count, sum and sum of squares of a sample: enough for its mean and standard error."""
+
+    n: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    @property
+    def stderr(self) -> float | None:
+        """Standard error of the mean (sample standard deviation / sqrt(n)); None below n = 2."""
+        if self.n < 2:
+            return None
+        mean = self.total / self.n
+        var = (self.total_sq - self.n * mean * mean) / (self.n - 1)
+        return math.sqrt(max(var, 0.0) / self.n)
+
+    def add(self, value: float) -> Moments:
+        return Moments(self.n + 1, self.total + value, self.total_sq + value * value)
+
+    def __add__(self, other: Moments) -> Moments:
+        return Moments(self.n + other.n, self.total + other.total, self.total_sq + other.total_sq)
+
+
+@dataclass(frozen=True, slots=True)
+class NdcgRow:
+    """NDCG@k over one window for one relevance source and segment."""
+
+    window: str  # the window's name as configured, e.g. "5m"
+    relevance: str  # "implicit" or "judged"
+    segment: Segment
+    k: int
+    ndcg: Moments  # over the lists that had an NDCG value (or counted 0, per `no_relevance`)
+    coverage: Moments | None = None  # judged coverage@k over the same lists (judged source only)
+
+
+@dataclass(frozen=True, slots=True)
+class EngagementRow:
+    """Click figures over one window and segment (they do not depend on k or relevance)."""
+
+    window: str
+    segment: Segment
+    lists: int  # finalized lists whose impression falls in the window
+    clicked_lists: int  # lists with at least one `click` interaction
+    reciprocal_rank: Moments  # 1/rank of the first click per list (0 for none) -> MRR
+    zero_click_lists: int  # lists with no interaction of any kind
+
+    @property
+    def click_through_rate(self) -> float | None:
+        return self.clicked_lists / self.lists if self.lists else None
+
+    @property
+    def zero_click_rate(self) -> float | None:
+        return self.zero_click_lists / self.lists if self.lists else None
+
+
+@dataclass(frozen=True, slots=True)
+class CumulativeRow:
+    """Since-start sums for `rate()`: `streameval_ndcg_sum_total`, `..._lists_scored_total`."""
+
+    relevance: str
+    segment: Segment
+    k: int
+    ndcg_sum: float
+    lists_scored: int
+
+
+@dataclass(frozen=True, slots=True)
+class Intake:
+    """Where every record read went.
+
+    Invariant: read == accepted + invalid + duplicate + late + unmatched.
+    """
+
+    records_read: int = 0
+    accepted: Mapping[str, int] = field(default_factory=dict)  # by event type
+    invalid: Mapping[str, int] = field(default_factory=dict)  # by reason
+    duplicate: Mapping[str, int] = field(default_factory=dict)  # by event type
+    late: Mapping[str, int] = field(default_factory=dict)  # by event type
+    unmatched_clicks: int = 0
+
+    @property
+    def accounted(self) -> int:
+        return (
+            sum(self.accepted.values())
+            + sum(self.invalid.values())
+            + sum(self.duplicate.values())
+            + sum(self.late.values())
+            + self.unmatched_clicks
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything the exporters show, as of one moment of the pipeline."""
+
+    segment_labels: tuple[str, ...]
+    windows: tuple[str, ...]
+    ks: tuple[int, ...]
+    ndcg: tuple[NdcgRow, ...] = ()
+    engagement: tuple[EngagementRow, ...] = ()
+    cumulative: tuple[CumulativeRow, ...] = ()
+    #: finalized lists by (relevance, outcome): outcomes "scored", "no_relevance", "evicted", …
+    lists_total: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    intake: Intake = field(default_factory=Intake)
+    open_lists: int = 0
+    judgments: int = 0
+    watermark_ms: int | None = None
+    horizon_ms: int | None = None
+    #: records behind the log end, by (topic, partition); empty outside the Kafka daemon
+    consumer_lag: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    ready: bool = True
