@@ -1,0 +1,77 @@
+"""Metric names and labels of DESIGN §5: the public contract, in one place.
+
+Names are the *family* names; counters are exposed with a ``_total`` suffix (these constants
+already include it, as they appear in the exposition and in PromQL).
+"""
+
+from __future__ import annotations
+
+# Window figures (gauges), labels: k, window, relevance, + segment labels
+NDCG = "streameval_ndcg"
+NDCG_STDERR = "streameval_ndcg_stderr"
+NDCG_SUM = "streameval_ndcg_sum"
+NDCG_SUM_SQUARES = "streameval_ndcg_sum_squares"
+WINDOW_LISTS = "streameval_window_lists"
+JUDGED_COVERAGE = "streameval_judged_coverage"
+# Window figures that do not depend on k or relevance (gauges), labels: window + segment labels
+CLICK_THROUGH_RATE = "streameval_click_through_rate"
+MRR = "streameval_mrr"
+ZERO_CLICK_RATE = "streameval_zero_click_rate"  # extension: share of lists with no interaction
+ENGAGEMENT_LISTS = "streameval_engagement_lists"  # extension: lists behind CTR/MRR (for sum/sum)
+CLICKED_LISTS = "streameval_clicked_lists"  # extension: numerator of CTR (for sum/sum)
+
+# Cumulative (counters), labels: k, relevance, + segment labels
+NDCG_SUM_TOTAL = "streameval_ndcg_sum_total"
+LISTS_SCORED_TOTAL = "streameval_lists_scored_total"
+# Finalized lists by outcome (counter), labels: relevance, outcome
+LISTS_TOTAL = "streameval_lists_total"
+
+# Intake accounting (counters): read == events + invalid + late + duplicate + unmatched
+RECORDS_READ_TOTAL = "streameval_records_read_total"
+EVENTS_TOTAL = "streameval_events_total"  # label: type
+INVALID_EVENTS_TOTAL = "streameval_invalid_events_total"  # label: reason
+LATE_EVENTS_TOTAL = "streameval_late_events_total"  # label: type
+DUPLICATE_EVENTS_TOTAL = "streameval_duplicate_events_total"  # label: type
+UNMATCHED_CLICKS_TOTAL = "streameval_unmatched_clicks_total"
+
+# State and progress (gauges)
+OPEN_LISTS = "streameval_open_lists"
+JUDGMENTS = "streameval_judgments"
+WATERMARK = "streameval_watermark_timestamp_seconds"
+HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
+CONSUMER_LAG = "streameval_consumer_lag"  # labels: topic, partition
+BUILD_INFO = "streameval_build_info"  # label: version; value 1
+
+WINDOW_LABELS = ("k", "window", "relevance")
+
+#: Every sample name streameval exposes (what dashboards and rules may refer to).
+ALL: frozenset[str] = frozenset(
+    {
+        NDCG,
+        NDCG_STDERR,
+        NDCG_SUM,
+        NDCG_SUM_SQUARES,
+        WINDOW_LISTS,
+        JUDGED_COVERAGE,
+        CLICK_THROUGH_RATE,
+        MRR,
+        ZERO_CLICK_RATE,
+        ENGAGEMENT_LISTS,
+        CLICKED_LISTS,
+        NDCG_SUM_TOTAL,
+        LISTS_SCORED_TOTAL,
+        LISTS_TOTAL,
+        RECORDS_READ_TOTAL,
+        EVENTS_TOTAL,
+        INVALID_EVENTS_TOTAL,
+        LATE_EVENTS_TOTAL,
+        DUPLICATE_EVENTS_TOTAL,
+        UNMATCHED_CLICKS_TOTAL,
+        OPEN_LISTS,
+        JUDGMENTS,
+        WATERMARK,
+        HORIZON,
+        CONSUMER_LAG,
+        BUILD_INFO,
+    }
+)
