@@ -1,0 +1,203 @@
+"""Configuration: one frozen pydantic-settings model, validated at start, passed down.
+
+Sources, highest priority first: ``STREAMEVAL_…`` environment variables (nested keys with ``__``,
+e.g. ``STREAMEVAL_EVALUATION__KS='[1, 5]'``), the TOML file given with ``--config``, the defaults
+below (DESIGN §7). A wrong value fails at start with a :class:`~streameval.errors.ConfigError`
+whose message names the key, e.g. ``evaluation.ks: …``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from streameval.durations import format_duration, parse_duration
+from streameval.errors import ConfigError
+
+#: A duration in milliseconds, written in config as "10s", "5m", "1h" (or integer milliseconds).
+Duration = Annotated[
+    int, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class KafkaSettings(BaseModel):
+    model_config = _FROZEN
+
+    bootstrap_servers: str = "localhost:9092"
+    group_id: str = Field("streameval", min_length=1)
+    #: impressions and clicks (native or UBI); co-partitioned by request_id
+    topics: tuple[str, ...] = ("search-impressions", "search-clicks")
+    judgment_topics: tuple[str, ...] = ("search-judgments",)
+    #: "" turns the dead-letter topic off
+    dlq_topic: str = "streameval-dlq"
+    #: where a group without committed offsets starts (extension)
+    auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    client_id: str = "streameval"
+    # security settings, passed through to the Kafka client
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    ssl_password: SecretStr | None = None
+    ssl_check_hostname: bool = True
+
+    @model_validator(mode="after")
+    def _topics_given(self) -> KafkaSettings:
+        if not self.topics or any(not t for t in self.topics):
+            raise ValueError("topics: at least one non-empty topic name is needed")
+        return self
+
+
+class MetricsSettings(BaseModel):
+    model_config = _FROZEN
+
+    host: str = "0.0.0.0"
+    port: int = Field(9724, ge=0, le=65535)
+    #: serve /metrics over TLS when both are set (extension)
+    tls_certfile: str | None = None
+    tls_keyfile: str | None = None
+    #: HTTP basic auth on /metrics and the status page when both are set (extension)
+    basic_auth_username: str | None = None
+    basic_auth_password: SecretStr | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self) -> MetricsSettings:
+        if (self.tls_certfile is None) != (self.tls_keyfile is None):
+            raise ValueError("tls_certfile and tls_keyfile must be set together")
+        if (self.basic_auth_username is None) != (self.basic_auth_password is None):
+            raise ValueError("basic_auth_username and basic_auth_password must be set together")
+        return self
+
+
+class DwellGrade(BaseModel):
+    model_config = _FROZEN
+
+    min_ms: int = Field(30_000, ge=0)
+    grade: float = 2.0
+
+
+class EvaluationSettings(BaseModel):
+    model_config = _FROZEN
+
+    ks: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field((1, 3, 5, 10), min_length=1)
+    gain: Literal["linear", "exponential"] = "linear"
+    discount: Literal["log2", "jarvelin"] = "log2"
+    discount_base: float = Field(2.0, gt=1.0)
+    ideal: Literal["pool", "list"] = "pool"
+    unjudged: Literal["zero", "condensed"] = "zero"
+    no_relevance: Literal["skip", "zero"] = "skip"
+    attribution_window: Duration = 300_000
+    allowed_lateness: Duration = 10_000
+    windows: tuple[Duration, ...] = Field((60_000, 300_000, 3_600_000), min_length=1)
+    bucket: Duration = 10_000
+    segment_labels: tuple[str, ...] = ("ranker", "arm")
+    max_segments: int = Field(100, ge=1)
+    implicit_grades: dict[str, float] = Field(
+        default_factory=lambda: {"click": 1.0, "add_to_cart": 2.0, "purchase": 3.0}
+    )
+    dwell_grade: DwellGrade = DwellGrade()
+    #: open (not yet finalized) lists kept at most; beyond it the oldest is evicted and counted
+    max_open_lists: int = Field(1_000_000, ge=1)
+    #: clicks waiting for their impression (read out of order) kept at most (extension)
+    max_pending_clicks: int = Field(100_000, ge=0)
+    #: records larger than this are invalid (reason "too_large")
+    max_record_bytes: int = Field(1_048_576, ge=64)
+
+    @model_validator(mode="after")
+    def _windows_fit_buckets(self) -> EvaluationSettings:
+        if self.bucket <= 0:
+            raise ValueError("bucket must be positive")
+        for w in self.windows:
+            if w <= 0 or w % self.bucket:
+                raise ValueError(
+                    f"windows: {format_duration(w)} is not a positive multiple of the bucket "
+                    f"({format_duration(self.bucket)})"
+                )
+        if len(set(self.windows)) != len(self.windows):
+            raise ValueError("windows: each window may appear once")
+        if len(set(self.ks)) != len(self.ks):
+            raise ValueError("ks: each cutoff may appear once")
+        if len(set(self.segment_labels)) != len(self.segment_labels):
+            raise ValueError("segment_labels: each label may appear once")
+        reserved = {"k", "window", "relevance", "outcome"}
+        if clash := reserved.intersection(self.segment_labels):
+            raise ValueError(f"segment_labels: {sorted(clash)} are reserved label names")
+        return self
+
+    @property
+    def window_names(self) -> tuple[str, ...]:
+        return tuple(format_duration(w) for w in self.windows)
+
+
+class Settings(BaseSettings):
+    """Everything streameval can be told. Frozen: built once at start and passed down."""
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        env_prefix="STREAMEVAL_",
+        env_nested_delimiter="__",
+        case_sensitive=False,
+    )
+
+    kafka: KafkaSettings = KafkaSettings()
+    metrics: MetricsSettings = MetricsSettings()
+    evaluation: EvaluationSettings = EvaluationSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment overrides the file: the file's contents arrive as init kwargs.
+        return (env_settings, init_settings)
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Read the TOML file (if any) and the environment; a bad value raises ConfigError."""
+    data: dict[str, Any] = {}
+    if config_file is not None:
+        path = Path(config_file)
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    for section, values in overrides.items():
+        data.setdefault(section, {}).update(values)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        key = ".".join(str(p) for p in err["loc"]) or "(settings)"
+        lines.append(f"{key}: {err['msg']}")
+    return "invalid configuration: " + "; ".join(lines)
