@@ -1,0 +1,118 @@
+"""A bounded history of window NDCG, one point per evaluation horizon, for the status page.
+
+Prometheus keeps the real history; this ring only feeds the sparklines of the live page, so it is
+small, in memory, and forgets the oldest point when full. A point is taken only when the
+snapshot's evaluation horizon moved forward: the windows are reported as of the horizon, so two
+snapshots at the same horizon show the same figures and the x axis stays event time.
+
+``record`` and ``to_json`` may run on different threads (the pipeline records, the HTTP thread
+reads), so the ring is guarded by a lock of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from streameval.errors import StreamevalError
+from streameval.snapshot import Segment, Snapshot
+
+#: (window, relevance, segment, k): one NDCG series.
+SeriesKey = tuple[str, str, Segment, int]
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesValue:
+    """One window figure at one horizon."""
+
+    mean: float | None
+    stderr: float | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPoint:
+    horizon_ms: int
+    values: dict[SeriesKey, SeriesValue]
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def point_of(snapshot: Snapshot) -> HistoryPoint | None:
+    """The history point of a snapshot, or None while it has no evaluation horizon."""
+    if snapshot.horizon_ms is None:
+        return None
+    values = {
+        (row.window, row.relevance, row.segment, row.k): SeriesValue(
+            _finite(row.ndcg.mean), _finite(row.ndcg.stderr), row.ndcg.n
+        )
+        for row in snapshot.ndcg
+    }
+    return HistoryPoint(snapshot.horizon_ms, values)
+
+
+class History:
+    """The last ``max_points`` horizons' window NDCG, oldest first."""
+
+    def __init__(self, max_points: int = 120) -> None:
+        if max_points < 1:
+            raise StreamevalError(f"History needs max_points >= 1, got {max_points}")
+        self._points: deque[HistoryPoint] = deque(maxlen=max_points)
+        self._lock = threading.Lock()
+        self.max_points = max_points
+
+    def record(self, snapshot: Snapshot) -> bool:
+        """Append the snapshot's figures if its horizon moved forward; True when appended."""
+        point = point_of(snapshot)
+        if point is None:
+            return False
+        with self._lock:
+            if self._points and point.horizon_ms <= self._points[-1].horizon_ms:
+                return False
+            self._points.append(point)
+            return True
+
+    def points(self) -> tuple[HistoryPoint, ...]:
+        """The points held, oldest first (a copy)."""
+        with self._lock:
+            return tuple(self._points)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._points)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready columns: one shared x axis and, per series, values aligned with it.
+
+        ``{"horizons_ms": [h0, h1, ...], "series": [{"window", "relevance", "segment": [...],
+        "k", "mean": [...], "stderr": [...], "n": [...]}, ...]}``; a series absent at a horizon
+        has ``null`` there (``0`` for ``n``). Series are sorted by (window, relevance, segment, k).
+        """
+        points = self.points()
+        keys = sorted({key for point in points for key in point.values})
+        empty = SeriesValue(None, None, 0)
+        series: list[dict[str, Any]] = []
+        for key in keys:
+            window, relevance, segment, k = key
+            column = [point.values.get(key, empty) for point in points]
+            series.append(
+                {
+                    "window": window,
+                    "relevance": relevance,
+                    "segment": list(segment),
+                    "k": k,
+                    "mean": [value.mean for value in column],
+                    "stderr": [value.stderr for value in column],
+                    "n": [value.n for value in column],
+                }
+            )
+        return {
+            "max_points": self.max_points,
+            "horizons_ms": [point.horizon_ms for point in points],
+            "series": series,
+        }

@@ -1,0 +1,135 @@
+"""The live status page: its JSON payload (``/api/status``) and its HTML (``/``).
+
+``status_payload`` turns one snapshot and the sparkline history into plain JSON data (no NaN, no
+infinity: those become ``null``). The page itself is ``static/status.html``, self-contained (inline
+CSS and JavaScript, no CDN), polling ``/api/status``.
+
+Wiring, e.g. in ``streameval demo``::
+
+    history = History()
+    server = MetricsServer(registry, host=..., port=..., ready=...,
+                           status=status_source(pipeline.snapshot, history))
+
+``status_source`` records each polled snapshot into the history; a pipeline that wants points
+even while nobody watches the page calls ``history.record(snapshot)`` itself as the horizon moves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any
+
+from streameval.export.history import History
+from streameval.snapshot import Segment, Snapshot
+
+#: z of a two-sided 95 % normal confidence interval.
+Z95 = 1.96
+
+
+def _num(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _segment(labels: tuple[str, ...], segment: Segment) -> dict[str, str]:
+    return dict(zip(labels, segment, strict=False))
+
+
+def _counts(mapping: Mapping[str, int]) -> dict[str, int]:
+    return {key: mapping[key] for key in sorted(mapping)}
+
+
+def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
+    """JSON-ready state for the status page: progress, intake, current windows and history.
+
+    Each ``ndcg`` entry carries the window's mean NDCG@k, its standard error and the 95 % band
+    ``[mean - 1.96·stderr, mean + 1.96·stderr]`` (``null`` where undefined).
+    """
+    labels = snapshot.segment_labels
+    ndcg = []
+    for row in snapshot.ndcg:
+        mean = _num(row.ndcg.mean)
+        stderr = _num(row.ndcg.stderr)
+        low = high = None
+        if mean is not None and stderr is not None:
+            low, high = mean - Z95 * stderr, mean + Z95 * stderr
+        coverage = row.coverage.mean if row.coverage is not None else None
+        ndcg.append(
+            {
+                "window": row.window,
+                "relevance": row.relevance,
+                "segment": list(row.segment),
+                "labels": _segment(labels, row.segment),
+                "k": row.k,
+                "n": row.ndcg.n,
+                "mean": mean,
+                "stderr": stderr,
+                "low": low,
+                "high": high,
+                "coverage": _num(coverage),
+            }
+        )
+    engagement = [
+        {
+            "window": row.window,
+            "segment": list(row.segment),
+            "labels": _segment(labels, row.segment),
+            "lists": row.lists,
+            "clicked_lists": row.clicked_lists,
+            "click_through_rate": _num(row.click_through_rate),
+            "mrr": _num(row.reciprocal_rank.mean),
+            "zero_click_rate": _num(row.zero_click_rate),
+        }
+        for row in snapshot.engagement
+    ]
+    intake = snapshot.intake
+    return {
+        "segment_labels": list(labels),
+        "windows": list(snapshot.windows),
+        "ks": list(snapshot.ks),
+        "ready": snapshot.ready,
+        "watermark_ms": snapshot.watermark_ms,
+        "horizon_ms": snapshot.horizon_ms,
+        "open_lists": snapshot.open_lists,
+        "judgments": snapshot.judgments,
+        "intake": {
+            "records_read": intake.records_read,
+            "accepted": _counts(intake.accepted),
+            "invalid": _counts(intake.invalid),
+            "duplicate": _counts(intake.duplicate),
+            "late": _counts(intake.late),
+            "unmatched_clicks": intake.unmatched_clicks,
+        },
+        "lists_total": [
+            {"relevance": relevance, "outcome": outcome, "count": count}
+            for (relevance, outcome), count in sorted(snapshot.lists_total.items())
+        ],
+        "consumer_lag": [
+            {"topic": topic, "partition": partition, "lag": lag}
+            for (topic, partition), lag in sorted(snapshot.consumer_lag.items())
+        ],
+        "ndcg": ndcg,
+        "engagement": engagement,
+        "history": history.to_json(),
+    }
+
+
+def status_source(source: Callable[[], Snapshot], history: History) -> Callable[[], dict[str, Any]]:
+    """A ``status`` callable for :class:`~streameval.export.server.MetricsServer`.
+
+    Each call takes one snapshot, records it into ``history`` (a no-op unless the horizon moved)
+    and returns its payload.
+    """
+
+    def status() -> dict[str, Any]:
+        snapshot = source()
+        history.record(snapshot)
+        return status_payload(snapshot, history)
+
+    return status
+
+
+def status_page_html() -> bytes:
+    """The status page (``static/status.html``, shipped as package data)."""
+    return resources.files("streameval.export").joinpath("static", "status.html").read_bytes()
