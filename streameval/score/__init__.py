@@ -1,0 +1,42 @@
+"""The metric core: pure functions from graded ranked lists to CG, DCG, NDCG@k and friends.
+
+Declaration (:class:`MetricSpec`) is kept apart from the arithmetic; :class:`Scorer` is the
+hot path the daemon calls once per finalized list and relevance source.
+"""
+
+from streameval.score.discount import discount_table, jarvelin, log2
+from streameval.score.errors import MetricSpecError, ScoreInputError
+from streameval.score.gain import exponential, gain_function, linear
+from streameval.score.measures import (
+    cumulative_gain,
+    judged_coverage,
+    reciprocal_rank,
+    reciprocal_rank_at,
+)
+from streameval.score.ndcg import CutoffScores, Scorer, dcg_at_k, ideal_gains
+from streameval.score.ranking import condensed, grades_in_rank_order, judged_in_rank_order
+from streameval.score.spec import MAX_K, MetricSpec
+
+__all__ = [
+    "MAX_K",
+    "CutoffScores",
+    "MetricSpec",
+    "MetricSpecError",
+    "ScoreInputError",
+    "Scorer",
+    "condensed",
+    "cumulative_gain",
+    "dcg_at_k",
+    "discount_table",
+    "exponential",
+    "gain_function",
+    "grades_in_rank_order",
+    "ideal_gains",
+    "jarvelin",
+    "judged_coverage",
+    "judged_in_rank_order",
+    "linear",
+    "log2",
+    "reciprocal_rank",
+    "reciprocal_rank_at",
+]

@@ -1,0 +1,136 @@
+"""DCG, ideal DCG and NDCG at several cutoffs.
+
+Definitions (DESIGN §3, the seeds):
+
+* DCG@k = Σ_{i=1..k} gain(g_i) · discount(i), where g_i is the grade at rank i; a list
+  shorter than k is padded with zero gain.
+* The ideal ordering is the ideal pool sorted by grade, descending. Documents whose gain is
+  negative are *left out* of the ideal: a list may always stop early (padding is zero gain),
+  so showing a negatively graded document is never ideal. Hence IDCG@k ≥ 0 always.
+* NDCG@k = DCG@k / IDCG@k, and ``None`` when IDCG@k = 0 (no relevant document: DESIGN's
+  ``no_relevance``). IDCG@k > 0 for one k means IDCG@k > 0 for every k, so a list either has
+  an NDCG at every cutoff or at none.
+
+Range: when the ideal pool holds (as a multiset) every positively graded document of the list
+— true for the pool of judged docs and for the list's own grades — NDCG@k ≤ 1, with equality
+for an ideal ordering. With only non-negative grades NDCG@k ∈ [0, 1]. Negative grades make
+DCG, and so NDCG, go below 0 (with no lower bound): a "Bad" document costs score, which is the
+point of seed 003's Good/Fair/Bad = 1/0/−1 grading ({1, 1, 1, −1} now scores below {1, 1, 1}).
+trec_eval instead clips negative grades to 0 in both DCG and ideal; for non-negative grades the
+two agree.
+
+Grades are finite numbers (the event decoder guarantees it); NaN would make sorting undefined.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from heapq import nlargest
+from itertools import accumulate, chain, repeat
+from operator import itemgetter, mul, truediv
+
+from streameval.score.discount import discount_table
+from streameval.score.errors import ScoreInputError
+from streameval.score.spec import MetricSpec
+
+#: pools longer than this many times max(ks) are cut with a heap instead of a full sort
+_HEAP_FACTOR = 8
+
+
+def ideal_gains(values: Iterable[float]) -> list[float]:
+    """The ideal ordering of ``values`` (grades or gains): sorted descending, negatives dropped.
+
+    Works on grades as well as on gains because both gain functions keep order and sign.
+    """
+    return [v for v in sorted(values, reverse=True) if v >= 0]
+
+
+def dcg_at_k(gains: Sequence[float], k: int, discounts: Sequence[float]) -> float:
+    """Σ_{i=1..min(k, n)} gains[i] · discounts[i] (1-based i); zero-gain padding beyond n."""
+    if k < 1:
+        raise ScoreInputError(f"k must be >= 1, got {k}")
+    depth = min(k, len(gains))
+    if len(discounts) < depth:
+        raise ScoreInputError(f"need {depth} discounts, got {len(discounts)}")
+    return sum(g * d for g, d in zip(gains[:depth], discounts, strict=False))
+
+
+@dataclass(frozen=True, slots=True)
+class CutoffScores:
+    """DCG, IDCG and NDCG of one list, one entry per cutoff in ``ks`` (ascending)."""
+
+    ks: tuple[int, ...]
+    dcg: tuple[float, ...]
+    idcg: tuple[float, ...]
+    #: None where IDCG is 0: the list has no NDCG (DESIGN: ``no_relevance``)
+    ndcg: tuple[float | None, ...]
+
+    @property
+    def has_relevance(self) -> bool:
+        """False when the ideal DCG is 0, i.e. no NDCG at any cutoff."""
+        return self.ndcg[0] is not None
+
+
+def _picker(indices: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
+    if len(indices) == 1:
+        (only,) = indices
+        return lambda prefix: (prefix[only],)
+    getter: Callable[[Sequence[float]], tuple[float, ...]] = itemgetter(*indices)
+    return getter
+
+
+@dataclass(frozen=True, slots=True)
+class Scorer:
+    """The hot path: scores one ranked list at every cutoff of ``spec`` in one pass.
+
+    Everything that depends only on the spec (discount table up to max(ks), the cutoff
+    indices, the no-relevance result) is computed once here, never per call.
+    """
+
+    spec: MetricSpec
+    _discounts: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    _exponential: bool = field(init=False, repr=False, compare=False)
+    _pick: Callable[[Sequence[float]], tuple[float, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    _zeros: tuple[float, ...] = field(init=False, repr=False, compare=False)
+    _nones: tuple[None, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ks = self.spec.ks
+        object.__setattr__(self, "_discounts", discount_table(self.spec, self.spec.max_k))
+        object.__setattr__(self, "_exponential", self.spec.gain == "exponential")
+        object.__setattr__(self, "_pick", _picker(tuple(k - 1 for k in ks)))
+        object.__setattr__(self, "_zeros", (0.0,) * len(ks))
+        object.__setattr__(self, "_nones", (None,) * len(ks))
+
+    def score(self, grades: Sequence[float], ideal_pool: Sequence[float]) -> CutoffScores:
+        """Score one list.
+
+        ``grades``: the grade of each shown document in rank order (0 already put in for
+        repeated and unjudged documents, see ``grades_in_rank_order``). ``ideal_pool``: the
+        grades the ideal ordering is built from (every judged doc of the query, or the
+        list's own grades); it must contain the list's positive grades for NDCG ≤ 1.
+        The ideal is sorted once and every cutoff is read off one cumulative sum.
+        """
+        disc = self._discounts
+        kmax = len(disc)
+        if len(ideal_pool) > _HEAP_FACTOR * kmax:
+            ideal: Sequence[float] = nlargest(kmax, ideal_pool)
+        else:
+            ideal = sorted(ideal_pool, reverse=True)[:kmax]
+        gains: Iterable[float] = grades
+        if self._exponential:
+            try:
+                gains = [2.0**g - 1.0 for g in grades[:kmax]]
+                ideal = [2.0**g - 1.0 for g in ideal]
+            except OverflowError as exc:
+                raise ScoreInputError("exponential gain overflows (grade >= 1024)") from exc
+        pick = self._pick
+        # zip-like map stops at the discount table: at most kmax terms, zero-padded
+        dcg = pick(list(accumulate(map(mul, chain(gains, repeat(0.0)), disc))))
+        if not ideal or ideal[0] <= 0:
+            return CutoffScores(self.spec.ks, dcg, self._zeros, self._nones)
+        if ideal[-1] < 0:
+            ideal = [g for g in ideal if g > 0]
+        idcg = pick(list(accumulate(map(mul, chain(ideal, repeat(0.0)), disc))))
+        return CutoffScores(self.spec.ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
