@@ -1,0 +1,46 @@
+"""What a finalized list becomes once scored: the value passed from scoring to the windows.
+
+One :class:`ScoredList` per finalized list, with one :class:`SourceScore` per relevance source
+("implicit", "judged"). Plain frozen data, so it can be printed by ``replay --output lists``,
+folded into windows, and compared in tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from streameval.snapshot import Segment
+
+IMPLICIT = "implicit"
+JUDGED = "judged"
+RELEVANCE_SOURCES = (IMPLICIT, JUDGED)
+
+#: Outcomes of a finalized list, per relevance source (label ``outcome`` of streameval_lists_total)
+SCORED = "scored"
+NO_RELEVANCE = "no_relevance"
+EVICTED = "evicted"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceScore:
+    relevance: str
+    outcome: str  # SCORED or NO_RELEVANCE
+    ks: tuple[int, ...]
+    ndcg: tuple[float | None, ...]  # per k; None = no value (ideal DCG 0, `no_relevance = skip`)
+    dcg: tuple[float, ...]
+    idcg: tuple[float, ...]
+    coverage: tuple[float, ...] | None = None  # judged coverage@k (judged source only)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredList:
+    request_id: str
+    query_id: str
+    timestamp: int  # the impression's event time, epoch ms
+    labels: Mapping[str, str]
+    segment: Segment
+    sources: tuple[SourceScore, ...]
+    clicked: bool  # at least one `click` interaction
+    first_click_rank: int | None  # 1-based rank of the top-most clicked result
+    interacted: bool  # at least one interaction of any kind

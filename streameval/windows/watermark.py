@@ -1,0 +1,70 @@
+"""Event-time progress: per-source watermarks combined into one, and the evaluation horizon.
+
+The watermark is the minimum, over the sources being read (Kafka partitions, replay files), of the
+newest event time seen, less the allowed lateness. An *idle* source (caught up with its log end,
+or exhausted) does not hold it back. The watermark never moves backwards: a source assigned later
+with older data cannot un-finalize lists.
+"""
+
+from __future__ import annotations
+
+
+class WatermarkTracker:
+    """Runtime state: the newest event time per source, and which sources are idle."""
+
+    __slots__ = ("_idle", "_lateness_ms", "_newest", "_watermark")
+
+    def __init__(self, allowed_lateness_ms: int) -> None:
+        self._lateness_ms = allowed_lateness_ms
+        self._newest: dict[str, int] = {}
+        self._idle: set[str] = set()
+        self._watermark: int | None = None
+
+    def observe(self, source: str, ts_ms: int) -> None:
+        """An event with time ``ts_ms`` was read from ``source`` (marks it active)."""
+        newest = self._newest.get(source)
+        if newest is None or ts_ms > newest:
+            self._newest[source] = ts_ms
+        self._idle.discard(source)
+
+    def set_idle(self, source: str, idle: bool = True) -> None:
+        if idle:
+            self._idle.add(source)
+        else:
+            self._idle.discard(source)
+
+    def forget(self, source: str) -> None:
+        """The source is no longer read here (a revoked partition)."""
+        self._newest.pop(source, None)
+        self._idle.discard(source)
+
+    @property
+    def watermark(self) -> int | None:
+        """The current watermark in epoch ms, or None before any event."""
+        active = [ts for src, ts in self._newest.items() if src not in self._idle]
+        if not active:
+            # every source idle: the newest event anywhere bounds what can still come in order
+            active = [max(self._newest.values())] if self._newest else []
+            if not active:
+                return self._watermark
+            candidate = active[0] - self._lateness_ms
+        else:
+            candidate = min(active) - self._lateness_ms
+        if self._watermark is None or candidate > self._watermark:
+            self._watermark = candidate
+        return self._watermark
+
+    def restore(self, watermark_ms: int | None) -> None:
+        """Start from a watermark recovered from a checkpoint (never moves it backwards)."""
+        if watermark_ms is not None and (self._watermark is None or watermark_ms > self._watermark):
+            self._watermark = watermark_ms
+
+    def advance_to(self, watermark_ms: int) -> None:
+        """Move the watermark forward to ``watermark_ms`` (end of input; never backwards)."""
+        if self._watermark is None or watermark_ms > self._watermark:
+            self._watermark = watermark_ms
+
+    @property
+    def newest(self) -> int | None:
+        """The newest event time seen on any source."""
+        return max(self._newest.values()) if self._newest else None
