@@ -1,0 +1,172 @@
+"""Fixtures of the integration tests: one real Apache Kafka broker for the whole test session.
+
+Where the broker comes from, first match wins:
+  1. ``KAFKA_BOOTSTRAP_SERVERS`` (an existing cluster, e.g. the docker-compose one),
+  2. testcontainers' ``KafkaContainer`` when a Docker engine answers,
+  3. ``scripts/kafka-broker start``: the real broker's jars (fetched once with Maven) run in a JVM,
+     with a fresh data dir and free loopback ports, stopped at the end of the session.
+When none works, the tests that need Kafka fail under ``CI=true`` and are skipped otherwise.
+
+Tests that use these fixtures are marked ``pytest.mark.kafka``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import NoReturn, Protocol
+
+import pytest
+from kafka import KafkaAdminClient
+
+REPO = Path(__file__).resolve().parents[2]
+BROKER_SCRIPT = REPO / "scripts" / "kafka-broker"
+# Generous: on a cold machine `start` first fetches the jars with Maven.
+START_TIMEOUT_S = 600
+STOP_TIMEOUT_S = 120
+
+
+class TopicFactory(Protocol):
+    """Creates a uuid-named topic and returns its name; deleted after the test."""
+
+    def __call__(
+        self,
+        partitions: int = 1,
+        *,
+        prefix: str = "test",
+        config: Mapping[str, str] | None = None,
+    ) -> str: ...
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
+
+
+def _unavailable(reason: str) -> NoReturn:
+    message = f"no Kafka broker for the integration tests: {reason}"
+    if _in_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+def _docker_answers() -> bool:
+    """True when a Docker engine answers a ping; cheap when there is none (no socket, no host)."""
+    if not os.environ.get("DOCKER_HOST") and not Path("/var/run/docker.sock").exists():
+        return False
+    try:
+        import docker
+
+        client = docker.from_env(timeout=3)
+        try:
+            return client.ping() is True
+        finally:
+            client.close()
+    except Exception:
+        return False
+
+
+def _container_broker() -> Iterator[str]:
+    from testcontainers.community.kafka import KafkaContainer
+
+    container = KafkaContainer().with_kraft()
+    container.start()
+    try:
+        yield container.get_bootstrap_server()
+    finally:
+        container.stop()
+
+
+def _broker_env(data_dir: Path) -> dict[str, str]:
+    # A fresh data dir on free ports: drop a developer's fixed-port settings.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"STREAMEVAL_KAFKA_PORT", "STREAMEVAL_KAFKA_CONTROLLER_PORT"}
+    }
+    env["STREAMEVAL_KAFKA_DATA_DIR"] = str(data_dir)
+    # The broker stops by itself if this test process dies without running the finalizer.
+    env["STREAMEVAL_KAFKA_WATCH_PID"] = str(os.getpid())
+    return env
+
+
+def _broker_script(
+    command: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BROKER_SCRIPT), command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _local_broker(data_dir: Path) -> Iterator[str]:
+    if not os.access(BROKER_SCRIPT, os.X_OK):
+        _unavailable(f"{BROKER_SCRIPT} is missing or not executable")
+    env = _broker_env(data_dir)
+    try:
+        started = _broker_script("start", env, START_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            _broker_script("stop", env, STOP_TIMEOUT_S)
+        _unavailable(f"scripts/kafka-broker start: {error}")
+    lines = started.stdout.split()
+    if started.returncode != 0 or not lines:
+        _broker_script("stop", env, STOP_TIMEOUT_S)
+        _unavailable(
+            f"scripts/kafka-broker start exited {started.returncode}:\n{started.stderr[-3000:]}"
+        )
+    try:
+        yield lines[-1]
+    finally:
+        _broker_script("stop", env, STOP_TIMEOUT_S)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``host:port`` of a real Kafka broker, shared by the whole session."""
+    external = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "").strip()
+    if external:
+        yield external
+        return
+    if _docker_answers():
+        yield from _container_broker()
+        return
+    yield from _local_broker(tmp_path_factory.mktemp("kafka-broker"))
+
+
+@pytest.fixture
+def topic_factory(kafka_bootstrap: str) -> Iterator[TopicFactory]:
+    """Creates uuid-named topics (ready: every partition has a leader); deletes them afterwards."""
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap, client_id="streameval-tests")
+    created: list[str] = []
+
+    def create(
+        partitions: int = 1,
+        *,
+        prefix: str = "test",
+        config: Mapping[str, str] | None = None,
+    ) -> str:
+        name = f"{prefix}-{uuid.uuid4().hex}"
+        spec = {
+            "num_partitions": partitions,
+            "replication_factor": 1,
+            "configs": dict(config or {}),
+        }
+        admin.create_topics({name: spec}, wait_for_metadata=True)
+        created.append(name)
+        return name
+
+    try:
+        yield create
+    finally:
+        if created:
+            with contextlib.suppress(Exception):
+                admin.delete_topics(created)
+        admin.close()
