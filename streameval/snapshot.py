@@ -95,7 +95,7 @@ class CumulativeRow:
 class Intake:
     """Where every record read went.
 
-    Invariant: read == accepted + invalid + duplicate + late + unmatched.
+    Invariant: read == accepted + invalid + duplicate + late + unmatched + pending.
     """
 
     records_read: int = 0
@@ -104,6 +104,9 @@ class Intake:
     duplicate: Mapping[str, int] = field(default_factory=dict)  # by event type
     late: Mapping[str, int] = field(default_factory=dict)  # by event type
     unmatched_clicks: int = 0
+    #: clicks read before their impression, still waiting for it (each later ends as accepted or
+    #: unmatched); zero at end of input
+    pending_clicks: int = 0
 
     @property
     def accounted(self) -> int:
@@ -113,6 +116,7 @@ class Intake:
             + sum(self.duplicate.values())
             + sum(self.late.values())
             + self.unmatched_clicks
+            + self.pending_clicks
         )
 
 

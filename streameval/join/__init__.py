@@ -1,0 +1,15 @@
+"""The join: events into judged ranked lists (open lists, judgments, segments)."""
+
+from streameval.join.judgments import JudgmentStore
+from streameval.join.open_lists import InteractionGrades, Joiner, OpenList, Outcome
+from streameval.join.segments import OTHER, SegmentCapper
+
+__all__ = [
+    "OTHER",
+    "InteractionGrades",
+    "Joiner",
+    "JudgmentStore",
+    "OpenList",
+    "Outcome",
+    "SegmentCapper",
+]

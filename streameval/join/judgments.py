@@ -1,0 +1,78 @@
+"""The judgment table: explicit graded labels by (query_id, doc_id), one latest grade per judge.
+
+A doc's judged grade is the mean over judges of each judge's latest grade (latest by event time;
+on a tie, the one read last). The pool of a query, every judged doc's grade sorted descending,
+is cached until the query's judgments change: it is the ideal ordering of ``ideal = "pool"``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+from streameval.events.models import Judgment
+
+
+class _Query:
+    __slots__ = ("docs", "means", "pool")
+
+    def __init__(self) -> None:
+        # doc_id -> judge -> (timestamp, grade)
+        self.docs: dict[str, dict[str, tuple[int, float]]] = {}
+        self.means: dict[str, float] | None = None
+        self.pool: list[float] | None = None
+
+
+class JudgmentStore:
+    __slots__ = ("_entries", "_queries")
+
+    def __init__(self) -> None:
+        self._queries: dict[str, _Query] = {}
+        self._entries = 0
+
+    def apply(self, judgment: Judgment) -> bool:
+        """Record a judgment; False when it changes nothing (the same record seen again)."""
+        query = self._queries.get(judgment.query_id)
+        if query is None:
+            query = self._queries[sys.intern(judgment.query_id)] = _Query()
+        judges = query.docs.get(judgment.doc_id)
+        if judges is None:
+            judges = query.docs[sys.intern(judgment.doc_id)] = {}
+        previous = judges.get(judgment.judge)
+        entry = (judgment.timestamp, judgment.grade)
+        if previous is not None:
+            if previous == entry:
+                return False
+            if judgment.timestamp < previous[0]:
+                return True  # an older grade by the same judge: superseded, nothing changes
+        else:
+            self._entries += 1
+        judges[judgment.judge] = entry
+        query.means = None
+        query.pool = None
+        return True
+
+    def grades(self, query_id: str) -> Mapping[str, float]:
+        """Judged grade of each judged doc of ``query_id`` (empty when none)."""
+        query = self._queries.get(query_id)
+        if query is None:
+            return {}
+        if query.means is None:
+            query.means = {
+                doc: sum(g for _, g in judges.values()) / len(judges)
+                for doc, judges in query.docs.items()
+            }
+        return query.means
+
+    def pool(self, query_id: str) -> list[float]:
+        """Grades of every judged doc of ``query_id``, best first (the qrels pool)."""
+        query = self._queries.get(query_id)
+        if query is None:
+            return []
+        if query.pool is None:
+            query.pool = sorted(self.grades(query_id).values(), reverse=True)
+        return query.pool
+
+    def __len__(self) -> int:
+        """Number of (query, doc, judge) grades held."""
+        return self._entries

@@ -1,0 +1,248 @@
+"""The pipeline: events → join → score → windows, driven by records and event time only.
+
+It owns no I/O and reads no clock. A driver (``replay``, ``demo``, the Kafka daemon) hands it raw
+records with the source they came from, tells it which sources are idle, and reads
+:meth:`Pipeline.snapshot` for export. Every record read ends in exactly one intake outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from streameval.config import EvaluationSettings
+from streameval.events.decode import Decoder, Invalid, dedup_key
+from streameval.events.models import Impression, Judgment
+from streameval.intake import IntakeCounters
+from streameval.join import (
+    InteractionGrades,
+    Joiner,
+    JudgmentStore,
+    OpenList,
+    Outcome,
+    SegmentCapper,
+)
+from streameval.scored import EVICTED, RELEVANCE_SOURCES, ScoredList
+from streameval.scoring import ListScorer
+from streameval.snapshot import Snapshot
+from streameval.windows import WatermarkTracker, WindowSpec, WindowStore, bucket_start
+
+#: called with (raw record, why it is invalid, source) for the dead-letter topic
+DeadLetter = Callable[[bytes, Invalid, str], None]
+#: called with each list as it is scored (``replay --output lists``)
+OnScored = Callable[[ScoredList], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Offered:
+    """What became of one record: its outcome, the event type, and why it was invalid."""
+
+    outcome: Outcome
+    type: str | None = None
+    invalid: Invalid | None = None
+
+
+class Pipeline:
+    def __init__(
+        self,
+        settings: EvaluationSettings,
+        *,
+        dead_letter: DeadLetter | None = None,
+        on_scored: OnScored | None = None,
+    ) -> None:
+        self._settings = settings
+        self._decode = Decoder(settings.max_record_bytes)
+        self._dead_letter = dead_letter
+        self._on_scored = on_scored
+        self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
+        self._joiner = Joiner(
+            attribution_ms=settings.attribution_window,
+            grades=InteractionGrades(
+                by_action=dict(settings.implicit_grades),
+                dwell_min_ms=settings.dwell_grade.min_ms,
+                dwell_grade=settings.dwell_grade.grade,
+            ),
+            segment_of=self._segments.segment_of,
+            max_open_lists=settings.max_open_lists,
+            max_pending_clicks=settings.max_pending_clicks,
+        )
+        self._judgments = JudgmentStore()
+        self._scorer = ListScorer(settings)
+        self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
+        self._watermark = WatermarkTracker(settings.allowed_lateness)
+        self._intake = IntakeCounters()
+        self._attribution = settings.attribution_window
+        self._keep_ms = max(settings.windows) + settings.allowed_lateness
+        # lists with an impression at or before this horizon were counted before a restart
+        self._counted_horizon: int | None = None
+        # per source: bucket -> smallest offset of a record with an event time in that bucket
+        self._offsets: dict[str, dict[int, int]] = {}
+        self._next_offset: dict[str, int] = {}
+        self._finished = False
+
+    # --- intake -----------------------------------------------------------------------------
+
+    def offer(self, raw: bytes, source: str = "input", offset: int = -1) -> Offered:
+        """Take one record read from ``source`` (at ``offset``, when the source has offsets)."""
+        intake = self._intake
+        intake.read += 1
+        if offset >= 0:
+            self._next_offset[source] = offset + 1
+        event = self._decode(raw)
+        if isinstance(event, Invalid):
+            intake.invalid[event.reason] += 1
+            if self._dead_letter is not None:
+                self._dead_letter(raw, event, source)
+            return Offered(Outcome.INVALID, None, event)
+        if isinstance(event, Judgment):
+            outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
+            self._count(outcome, "judgment")
+            return Offered(outcome, "judgment")
+        if offset >= 0:
+            self._note_offset(source, event.timestamp, offset)
+        watermark = self._watermark.watermark
+        if isinstance(event, Impression):
+            outcome, resolved = self._joiner.add_impression(event, watermark)
+            for click_outcome in resolved:
+                intake.pending -= 1
+                self._count(click_outcome, "click")
+            self._count(outcome, "impression")
+            if outcome is Outcome.ACCEPTED:
+                self._evict_over_cap()
+            kind = "impression"
+        else:
+            outcome = self._joiner.add_click(event, dedup_key(event, raw), watermark)
+            self._count(outcome, "click")
+            kind = "click"
+        self._watermark.observe(source, event.timestamp)
+        if self._watermark.watermark != watermark:
+            self.advance()
+        return Offered(outcome, kind)
+
+    def _count(self, outcome: Outcome, kind: str) -> None:
+        intake = self._intake
+        if outcome is Outcome.ACCEPTED:
+            intake.accepted[kind] += 1
+        elif outcome is Outcome.DUPLICATE:
+            intake.duplicate[kind] += 1
+        elif outcome is Outcome.LATE:
+            intake.late[kind] += 1
+        elif outcome is Outcome.UNMATCHED:
+            intake.unmatched += 1
+        elif outcome is Outcome.PENDING:
+            intake.pending += 1
+
+    def _note_offset(self, source: str, ts: int, offset: int) -> None:
+        buckets = self._offsets.get(source)
+        if buckets is None:
+            buckets = self._offsets[source] = {}
+        b = bucket_start(ts, self._settings.bucket)
+        if offset < buckets.get(b, offset + 1):
+            buckets[b] = offset
+
+    # --- event-time progress ----------------------------------------------------------------
+
+    def set_idle(self, source: str, idle: bool = True) -> None:
+        """A source caught up with its end (or exhausted) no longer holds the watermark back."""
+        self._watermark.set_idle(source, idle)
+        self.advance()
+
+    def forget_source(self, source: str) -> None:
+        """The source is no longer read here (a revoked or lost partition)."""
+        self._watermark.forget(source)
+        self._offsets.pop(source, None)
+        self._next_offset.pop(source, None)
+
+    def advance(self) -> None:
+        """Finalize and score every list the watermark has closed; expire waiting clicks."""
+        watermark = self._watermark.watermark
+        if watermark is None:
+            return
+        for lst in self._joiner.finalize(watermark):
+            self._fold(lst)
+        expired = self._joiner.expire_pending(watermark)
+        if expired:
+            self._intake.pending -= expired
+            self._intake.unmatched += expired
+        self._windows.evict(watermark - self._attribution)
+
+    def finish(self) -> None:
+        """End of input: finalize every open list and move the horizon past the last event."""
+        if self._finished:
+            return
+        self._finished = True
+        for lst in self._joiner.finalize_all():
+            self._fold(lst)
+        expired = self._joiner.expire_pending(None)
+        self._intake.pending -= expired
+        self._intake.unmatched += expired
+        newest = self._watermark.newest
+        if newest is not None:
+            bucket = self._settings.bucket
+            horizon = bucket_start(newest, bucket) + bucket
+            self._watermark.advance_to(horizon + self._attribution)
+
+    def restore(self, counted_horizon_ms: int | None) -> None:
+        """Before re-reading after a restart: lists at or before this horizon were counted."""
+        self._counted_horizon = counted_horizon_ms
+
+    def _fold(self, lst: OpenList) -> None:
+        scored = self._scorer.score(lst, self._judgments)
+        counted = self._counted_horizon is not None and lst.timestamp <= self._counted_horizon
+        self._windows.add(scored, count_cumulative=not counted)
+        if self._on_scored is not None:
+            self._on_scored(scored)
+
+    def _evict_over_cap(self) -> None:
+        for _ in self._joiner.evict_over_cap():
+            for relevance in RELEVANCE_SOURCES:
+                self._windows.count_outcome(relevance, EVICTED)
+
+    # --- reading the state ------------------------------------------------------------------
+
+    @property
+    def watermark(self) -> int | None:
+        return self._watermark.watermark
+
+    @property
+    def horizon(self) -> int | None:
+        wm = self._watermark.watermark
+        return None if wm is None else wm - self._attribution
+
+    def commit_offsets(self) -> dict[str, int]:
+        """Per source, the offset to resume from so that a restart rebuilds the same state.
+
+        Every record with an event time in a bucket that a window may still cover (or that an
+        open list or a waiting click may still need) is at or after it; records before it can no
+        longer change the output.
+        """
+        horizon = self.horizon
+        keep_from = None if horizon is None else bucket_start(horizon, self._settings.bucket)
+        result: dict[str, int] = {}
+        for source, nxt in self._next_offset.items():
+            buckets = self._offsets.get(source, {})
+            if keep_from is not None:
+                stale = [b for b in buckets if b < keep_from - self._keep_ms]
+                for b in stale:
+                    del buckets[b]
+            result[source] = min(buckets.values(), default=nxt)
+        return result
+
+    def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
+        horizon = self.horizon
+        ndcg, engagement = self._windows.rows(horizon)
+        return Snapshot(
+            segment_labels=self._settings.segment_labels,
+            windows=self._settings.window_names,
+            ks=tuple(sorted(self._settings.ks)),
+            ndcg=ndcg,
+            engagement=engagement,
+            cumulative=self._windows.cumulative(),
+            lists_total=self._windows.lists_total(),
+            intake=self._intake.snapshot(),
+            open_lists=self._joiner.open_lists,
+            judgments=len(self._judgments),
+            watermark_ms=self._watermark.watermark,
+            horizon_ms=horizon,
+            consumer_lag=consumer_lag or {},
+        )

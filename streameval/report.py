@@ -1,0 +1,145 @@
+"""Plain renderings of a snapshot and of scored lists: JSON objects and a text table.
+
+Used by ``replay`` (``--output table|json|lists``) and by tests that compare the daemon's
+figures with replay's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from streameval.scored import ScoredList
+from streameval.snapshot import Intake, Snapshot
+
+
+def _segment(labels: tuple[str, ...], values: tuple[str, ...]) -> dict[str, str]:
+    return dict(zip(labels, values, strict=True))
+
+
+def intake_json(intake: Intake) -> dict[str, Any]:
+    return {
+        "read": intake.records_read,
+        "accepted": sum(intake.accepted.values()),
+        "accepted_by_type": dict(sorted(intake.accepted.items())),
+        "invalid": dict(sorted(intake.invalid.items())),
+        "duplicate": sum(intake.duplicate.values()),
+        "late": sum(intake.late.values()),
+        "unmatched": intake.unmatched_clicks,
+        "pending": intake.pending_clicks,
+    }
+
+
+def windows_json(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """One object per (window, relevance, segment, k), with its engagement figures."""
+    labels = snapshot.segment_labels
+    engagement = {(e.window, e.segment): e for e in snapshot.engagement}
+    rows = []
+    for row in snapshot.ndcg:
+        eng = engagement.get((row.window, row.segment))
+        rows.append(
+            {
+                "window": row.window,
+                "relevance": row.relevance,
+                "k": row.k,
+                "segment": _segment(labels, row.segment),
+                "lists": row.ndcg.n,
+                "ndcg": row.ndcg.mean,
+                "stderr": row.ndcg.stderr,
+                "ndcg_sum": row.ndcg.total,
+                "ndcg_sum_squares": row.ndcg.total_sq,
+                "judged_coverage": row.coverage.mean if row.coverage is not None else None,
+                "click_through_rate": eng.click_through_rate if eng else None,
+                "mrr": eng.reciprocal_rank.mean if eng else None,
+                "zero_click_rate": eng.zero_click_rate if eng else None,
+            }
+        )
+    return rows
+
+
+def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
+    """``replay --output json``: the final windows and the intake accounting."""
+    return {
+        "windows": windows_json(snapshot),
+        "intake": intake_json(snapshot.intake),
+        "horizon_ms": snapshot.horizon_ms,
+        "lists_total": [
+            {"relevance": rel, "outcome": outcome, "lists": n}
+            for (rel, outcome), n in sorted(snapshot.lists_total.items())
+        ],
+    }
+
+
+def scored_list_json(scored: ScoredList) -> list[dict[str, Any]]:
+    """``replay --output lists``: one object per relevance source of one scored list."""
+    out = []
+    for source in scored.sources:
+        ks = [str(k) for k in source.ks]
+        obj: dict[str, Any] = {
+            "request_id": scored.request_id,
+            "query_id": scored.query_id,
+            "timestamp": scored.timestamp,
+            "labels": dict(scored.labels),
+            "relevance": source.relevance,
+            "outcome": source.outcome,
+            "ndcg": dict(zip(ks, source.ndcg, strict=True)),
+            "dcg": dict(zip(ks, source.dcg, strict=True)),
+            "idcg": dict(zip(ks, source.idcg, strict=True)),
+        }
+        if source.coverage is not None:
+            obj["judged_coverage"] = dict(zip(ks, source.coverage, strict=True))
+        out.append(obj)
+    return out
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def snapshot_table(snapshot: Snapshot) -> str:
+    """A fixed-width text table of the windows, then the intake accounting."""
+    labels = snapshot.segment_labels
+    header = ["window", "relevance", *labels, "k", "lists", "ndcg", "±95%", "coverage"]
+    body: list[list[str]] = []
+    for row in snapshot.ndcg:
+        se = row.ndcg.stderr
+        body.append(
+            [
+                row.window,
+                row.relevance,
+                *row.segment,
+                str(row.k),
+                str(row.ndcg.n),
+                _fmt(row.ndcg.mean),
+                _fmt(None if se is None else 1.96 * se),
+                _fmt(row.coverage.mean if row.coverage is not None else None, 3),
+            ]
+        )
+    eng_header = ["window", *labels, "lists", "ctr", "mrr", "zero-click"]
+    eng_body = [
+        [
+            e.window,
+            *e.segment,
+            str(e.lists),
+            _fmt(e.click_through_rate, 3),
+            _fmt(e.reciprocal_rank.mean, 3),
+            _fmt(e.zero_click_rate, 3),
+        ]
+        for e in snapshot.engagement
+    ]
+    intake = intake_json(snapshot.intake)
+    lines = [_table(header, body), "", _table(eng_header, eng_body), ""]
+    invalid = ", ".join(f"{k}={v}" for k, v in intake["invalid"].items()) or "0"
+    lines.append(
+        f"records read {intake['read']}: accepted {intake['accepted']}, invalid {invalid}, "
+        f"duplicate {intake['duplicate']}, late {intake['late']}, "
+        f"unmatched {intake['unmatched']}"
+    )
+    return "\n".join(lines)
+
+
+def _table(header: list[str], body: list[list[str]]) -> str:
+    if not body:
+        return "(no finalized lists in any window)"
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join(fmt.format(*r) for r in [header, *body])

@@ -1,0 +1,89 @@
+"""Scoring a finalized list: its grades for each relevance source, through the metric core.
+
+* ``implicit``: each shown doc's grade is its best interaction grade; the ideal ordering is the
+  list's own docs.
+* ``judged``: each shown doc's grade is its judged grade at finalization (0 when unjudged, or
+  dropped with ``unjudged = "condensed"``); the ideal is every judged doc of the query
+  (``ideal = "pool"``) or the list's own docs (``"list"``); judged coverage@k is reported.
+
+A list whose ideal DCG is 0 has no NDCG (``no_relevance = "skip"``) or counts 0 (``"zero"``).
+"""
+
+from __future__ import annotations
+
+from streameval.config import EvaluationSettings
+from streameval.join.judgments import JudgmentStore
+from streameval.join.open_lists import OpenList
+from streameval.score import (
+    CutoffScores,
+    MetricSpec,
+    Scorer,
+    condensed,
+    grades_in_rank_order,
+    judged_coverage,
+    judged_in_rank_order,
+)
+from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
+
+_EMPTY: dict[str, float] = {}
+
+
+class ListScorer:
+    """Turns finalized open lists into :class:`ScoredList` values (both relevance sources)."""
+
+    __slots__ = ("_condensed", "_ideal_pool", "_ks", "_scorer", "_zero")
+
+    def __init__(self, settings: EvaluationSettings) -> None:
+        spec = MetricSpec(
+            ks=tuple(sorted(settings.ks)),
+            gain=settings.gain,
+            discount=settings.discount,
+            discount_base=settings.discount_base,
+        )
+        self._scorer = Scorer(spec)
+        self._ks = spec.ks
+        self._ideal_pool = settings.ideal == "pool"
+        self._condensed = settings.unjudged == "condensed"
+        self._zero = settings.no_relevance == "zero"
+
+    def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
+        return ScoredList(
+            request_id=lst.request_id,
+            query_id=lst.query_id,
+            timestamp=lst.timestamp,
+            labels=lst.labels,
+            segment=lst.segment,
+            sources=(self._implicit(lst), self._judged(lst, judgments)),
+            clicked=lst.clicked,
+            first_click_rank=lst.first_click_rank,
+            interacted=lst.interacted,
+        )
+
+    def _implicit(self, lst: OpenList) -> SourceScore:
+        grades = grades_in_rank_order(lst.doc_ids, lst.grades or _EMPTY)
+        return self._source(IMPLICIT, self._scorer.score(grades, grades), None)
+
+    def _judged(self, lst: OpenList, judgments: JudgmentStore) -> SourceScore:
+        judged = judgments.grades(lst.query_id) if lst.query_id else _EMPTY
+        grades = grades_in_rank_order(lst.doc_ids, judged)
+        flags = judged_in_rank_order(lst.doc_ids, judged)
+        coverage = tuple(judged_coverage(flags, k) or 0.0 for k in self._ks)
+        own = grades
+        if self._condensed:
+            grades = condensed(grades, flags)
+            own = grades
+        ideal = judgments.pool(lst.query_id) if self._ideal_pool and lst.query_id else own
+        return self._source(JUDGED, self._scorer.score(grades, ideal), coverage)
+
+    def _source(
+        self, relevance: str, scores: CutoffScores, coverage: tuple[float, ...] | None
+    ) -> SourceScore:
+        ndcg = scores.ndcg
+        outcome = SCORED
+        if not scores.has_relevance:
+            outcome = NO_RELEVANCE
+            if self._zero:
+                ndcg = (0.0,) * len(ndcg)
+        return SourceScore(
+            relevance, outcome, scores.ks, ndcg, scores.dcg, scores.idcg, coverage=coverage
+        )
