@@ -4,8 +4,8 @@ A stdlib :class:`~http.server.ThreadingHTTPServer` in a daemon thread; each requ
 thread of its own, so a slow client does not hold up the next scrape.
 
 ========================  =====================================================================
-``/metrics``              Prometheus exposition of the registry (OpenMetrics when the ``Accept``
-                          header asks for it; gzip when ``Accept-Encoding`` allows it)
+``/metrics``              Prometheus text exposition of the registry (gzip when
+                          ``Accept-Encoding`` allows it; never OpenMetrics, see ``_metrics``)
 ``/healthz``              200 ``ok`` while the server runs (liveness)
 ``/readyz``               200 ``ready`` when ``ready()`` is true, else 503 (readiness)
 ``/``                     the live status page (when a ``status`` callable is given; else a small
@@ -208,6 +208,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _metrics(self) -> _Response:
         encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+        if content_type.startswith("application/openmetrics-text"):
+            # DESIGN §5's names cannot be OpenMetrics: the counter streameval_ndcg_sum_total
+            # is the family `streameval_ndcg_sum` there, which clashes with the gauge of that
+            # name. Prometheus falls back to the text format, where both are distinct.
+            encoder, content_type = choose_encoder("")
         body = encoder(self.app.registry)
         extra = {}
         if "gzip" in self.headers.get("Accept-Encoding", ""):
