@@ -142,6 +142,10 @@ class Pipeline:
 
     # --- event-time progress ----------------------------------------------------------------
 
+    def add_source(self, source: str) -> None:
+        """Declare a source before reading it (it holds the watermark back until it speaks)."""
+        self._watermark.register(source)
+
     def set_idle(self, source: str, idle: bool = True) -> None:
         """A source caught up with its end (or exhausted) no longer holds the watermark back."""
         self._watermark.set_idle(source, idle)

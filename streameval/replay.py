@@ -50,6 +50,8 @@ def replay(pipeline: Pipeline, paths: Sequence[str], *, progress: bool | None = 
         files = [_open(p, stack) for p in paths]
         bar = _progress_bar(paths, files, progress, stack)
         sources = [f"file:{i}" for i in range(len(files))]
+        for source in sources:
+            pipeline.add_source(source)
         for i, offset, line in interleave(files):
             if offset < 0:
                 pipeline.set_idle(sources[i])

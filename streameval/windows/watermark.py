@@ -16,9 +16,13 @@ class WatermarkTracker:
 
     def __init__(self, allowed_lateness_ms: int) -> None:
         self._lateness_ms = allowed_lateness_ms
-        self._newest: dict[str, int] = {}
+        self._newest: dict[str, int | None] = {}  # None: registered, nothing read yet
         self._idle: set[str] = set()
         self._watermark: int | None = None
+
+    def register(self, source: str) -> None:
+        """A source that will be read: until its first event it holds the watermark back."""
+        self._newest.setdefault(source, None)
 
     def observe(self, source: str, ts_ms: int) -> None:
         """An event with time ``ts_ms`` was read from ``source`` (marks it active)."""
@@ -42,14 +46,16 @@ class WatermarkTracker:
     def watermark(self) -> int | None:
         """The current watermark in epoch ms, or None before any event."""
         active = [ts for src, ts in self._newest.items() if src not in self._idle]
-        if not active:
-            # every source idle: the newest event anywhere bounds what can still come in order
-            active = [max(self._newest.values())] if self._newest else []
-            if not active:
-                return self._watermark
-            candidate = active[0] - self._lateness_ms
+        if None in active:
+            return self._watermark  # a source we have not heard from yet may hold anything
+        if active:
+            candidate = min(t for t in active if t is not None) - self._lateness_ms
         else:
-            candidate = min(active) - self._lateness_ms
+            # every source idle: the newest event anywhere bounds what can still come in order
+            newest = self.newest
+            if newest is None:
+                return self._watermark
+            candidate = newest - self._lateness_ms
         if self._watermark is None or candidate > self._watermark:
             self._watermark = candidate
         return self._watermark
@@ -67,4 +73,4 @@ class WatermarkTracker:
     @property
     def newest(self) -> int | None:
         """The newest event time seen on any source."""
-        return max(self._newest.values()) if self._newest else None
+        return max((t for t in self._newest.values() if t is not None), default=None)

@@ -56,3 +56,18 @@ def test_forget_restore_and_advance() -> None:
     wm.advance_to(5_000)
     assert wm.watermark == 5_000
     assert wm.newest == 900
+
+
+def test_a_registered_source_holds_the_watermark_until_it_speaks() -> None:
+    wm = WatermarkTracker(allowed_lateness_ms=0)
+    wm.register("impressions")
+    wm.observe("clicks", 1_000)
+    assert wm.watermark is None  # impressions may still hold anything
+    wm.observe("impressions", 500)
+    assert wm.watermark == 500
+    wm.register("late-joiner")
+    wm.observe("impressions", 2_000)
+    wm.observe("clicks", 2_000)
+    assert wm.watermark == 500  # held, never moved back
+    wm.set_idle("late-joiner")
+    assert wm.watermark == 2_000

@@ -1,0 +1,295 @@
+"""Event-time scenarios through the whole in-process pipeline, with exact figures."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from streameval.events.decode import Invalid
+from streameval.pipeline import Pipeline
+from streameval.scored import ScoredList
+from tests.unit.pipeline_helpers import click, imp, judgment, settings
+
+LOG2_3 = math.log2(3)
+
+
+def run(
+    records: list[bytes | tuple[bytes, str]], **overrides: object
+) -> tuple[Pipeline, list[ScoredList]]:
+    scored: list[ScoredList] = []
+    p = Pipeline(settings(**overrides), on_scored=scored.append)
+    for source in {rec[1] for rec in records if isinstance(rec, tuple)}:
+        p.add_source(source)
+    for i, rec in enumerate(records):
+        raw, source = rec if isinstance(rec, tuple) else (rec, "s0")
+        p.offer(raw, source, i)
+    return p, scored
+
+
+def by_request(scored: list[ScoredList]) -> dict[str, ScoredList]:
+    return {s.request_id: s for s in scored}
+
+
+def test_clicks_within_the_attribution_window_give_implicit_grades() -> None:
+    p, scored = run(
+        [
+            imp("r1", 0, ["a", "b", "c"]),
+            click("r1", "b", 1_000),
+            click("r1", "c", 2_000, action="purchase"),
+            click("r1", "a", 61_000),  # after the 60 s attribution window: late
+            imp("r2", 200_000, ["x"]),  # moves the watermark: r1 is finalized
+        ]
+    )
+    assert [s.request_id for s in scored] == ["r1"]
+    implicit = scored[0].sources[0]
+    # grades [0, 1, 3]: DCG@3 = 1/log2(3) + 3/2; ideal [3, 1, 0]: 3 + 1/log2(3)
+    assert implicit.dcg[1] == pytest.approx(1 / LOG2_3 + 1.5)
+    assert implicit.idcg[1] == pytest.approx(3 + 1 / LOG2_3)
+    assert implicit.ndcg[0] == 0.0  # top doc not interacted with
+    assert scored[0].first_click_rank == 2
+    intake = p.snapshot().intake
+    assert intake.accepted == {"impression": 2, "click": 2}
+    assert intake.late == {"click": 1}
+    assert intake.records_read == intake.accounted == 5
+
+
+def test_dwell_and_highest_grade_per_doc() -> None:
+    _, scored = run(
+        [
+            imp("r1", 0, ["a", "b"]),
+            click("r1", "a", 1_000, action="dwell", dwell_ms=45_000),  # dwell >= 30 s -> 2
+            click("r1", "a", 2_000),  # click -> 1, but a doc keeps its highest grade
+            click("r1", "b", 3_000, action="dwell", dwell_ms=5_000),  # short dwell -> 0
+            imp("r2", 500_000, ["x"]),
+        ]
+    )
+    implicit = scored[0].sources[0]
+    assert implicit.dcg[0] == 2.0
+    assert implicit.ndcg == (1.0, 1.0)
+    assert scored[0].interacted
+
+
+def test_judged_relevance_uses_the_pool_and_mean_of_latest_grades() -> None:
+    _, scored = run(
+        [
+            judgment("Red Shoes", "a", 3, 0, judge="ann"),
+            judgment("red  shoes", "a", 1, 5, judge="ann"),  # ann's latest for a: 1
+            judgment("red shoes", "a", 2, 0, judge="bob"),  # mean(a) = (1 + 2) / 2 = 1.5
+            judgment("red shoes", "z", 3, 0),  # judged but never shown: in the pool
+            imp("r1", 0, ["b", "a"], query=" RED shoes"),
+            imp("r2", 500_000, ["x"]),
+        ]
+    )
+    judged = scored[0].sources[1]
+    # shown [b=unjudged 0, a=1.5]; pool [3, 1.5]
+    # DCG@3 = 1.5/log2(3); IDCG@3 = 3 + 1.5/log2(3)
+    assert judged.ndcg[0] == 0.0
+    assert judged.ndcg[1] == pytest.approx((1.5 / LOG2_3) / (3 + 1.5 / LOG2_3))
+    assert judged.coverage == (0.0, 0.5)  # @1: b unjudged; @3: 1 of 2 shown docs judged
+
+
+def test_condensed_and_list_ideal() -> None:
+    records = [
+        judgment("q", "a", 2),
+        judgment("q", "z", 3),
+        imp("r1", 0, ["b", "a"]),
+        imp("r2", 500_000, ["x"]),
+    ]
+    _, scored = run(records, unjudged="condensed", ideal="list")
+    judged = scored[0].sources[1]
+    # condensed: [a=2] alone; list ideal [2]: a perfect list
+    assert judged.ndcg == (1.0, 1.0)
+
+
+def test_no_relevance_is_skipped_or_zero() -> None:
+    records = [imp("r1", 0, ["a"]), imp("r2", 500_000, ["x"])]
+    p, scored = run(records)
+    assert scored[0].sources[0].ndcg == (None, None)
+    assert scored[0].sources[0].outcome == "no_relevance"
+    assert p.snapshot().lists_total[("implicit", "no_relevance")] == 1
+    _, scored = run(records, no_relevance="zero")
+    assert scored[0].sources[0].ndcg == (0.0, 0.0)
+
+
+def test_out_of_order_click_before_its_impression_waits() -> None:
+    # the click topic is read ahead of the impression topic; both sources are known up front
+    p, scored = run(
+        [
+            (click("r1", "a", 1_000), "clicks"),
+            (imp("r1", 0, ["a"]), "impressions"),
+            (imp("r2", 500_000, ["x"]), "impressions"),
+            (click("r2", "x", 501_000), "clicks"),
+        ]
+    )
+    assert scored[0].sources[0].ndcg == (1.0, 1.0)
+    intake = p.snapshot().intake
+    assert intake.accepted == {"click": 2, "impression": 2}
+    assert intake.unmatched_clicks == 0
+    assert intake.pending_clicks == 0
+
+
+def test_unmatched_clicks_are_counted_once_the_watermark_passes() -> None:
+    p, _ = run(
+        [
+            imp("r1", 0, ["a"]),
+            click("nope", "a", 1_000),  # waits for an impression that never comes
+            imp("r2", 500_000, ["x"]),  # watermark 500 s > 1 s: unmatched now
+            click("gone", "a", 2_000),  # behind the watermark already: unmatched at once
+        ]
+    )
+    intake = p.snapshot().intake
+    assert intake.unmatched_clicks == 2
+    assert intake.pending_clicks == 0
+    assert intake.records_read == intake.accounted
+
+
+def test_late_impression_and_click_for_a_finalized_list() -> None:
+    p, scored = run(
+        [
+            imp("r1", 100_000, ["a"]),
+            imp("r2", 170_000, ["x"]),  # watermark 170 s finalizes r1 (100 s + 60 s)
+            click("r1", "a", 101_000),  # its list is finalized: late
+            imp("r3", 150_000, ["y"]),  # behind the watermark (170 s): late
+        ]
+    )
+    intake = p.snapshot().intake
+    assert intake.late == {"click": 1, "impression": 1}
+    assert [s.request_id for s in scored] == ["r1"]
+    assert scored[0].sources[0].outcome == "no_relevance"
+
+
+def test_duplicates_are_counted_once() -> None:
+    p, scored = run(
+        [
+            imp("r1", 0, ["a", "b"]),
+            imp("r1", 0, ["a", "b"]),  # same request again
+            click("r1", "a", 1_000),
+            click("r1", "a", 1_000),  # identical record redelivered
+            click("r1", "b", 2_000, event_id="e1"),
+            click("r1", "b", 2_500, event_id="e1"),  # same event id
+            judgment("q", "a", 1),
+            judgment("q", "a", 1),  # identical judgment
+            imp("r9", 500_000, ["x"]),
+        ]
+    )
+    intake = p.snapshot().intake
+    assert intake.duplicate == {"impression": 1, "click": 2, "judgment": 1}
+    assert intake.records_read == intake.accounted == 9
+    # the duplicate click did not raise the grade twice: [1, 1] is ideal
+    assert by_request(scored)["r1"].sources[0].ndcg == (1.0, 1.0)
+
+
+def test_a_repeated_doc_gains_only_at_its_first_position() -> None:
+    _, scored = run(
+        [
+            judgment("q", "a", 1),
+            imp("r1", 0, ["a", "a", "b"]),
+            imp("r2", 500_000, ["x"]),
+        ]
+    )
+    judged = scored[0].sources[1]
+    assert judged.dcg == (1.0, 1.0)  # [1, 0, 0]
+    assert judged.ndcg == (1.0, 1.0)
+
+
+def test_idle_source_does_not_hold_back_finalization() -> None:
+    scored: list[ScoredList] = []
+    p = Pipeline(settings(), on_scored=scored.append)
+    p.offer(imp("r1", 0, ["a"]), "p0", 0)
+    p.offer(imp("r2", 0, ["b"]), "p1", 0)
+    p.offer(imp("r3", 500_000, ["c"]), "p0", 1)
+    assert scored == []  # p1 is behind at 0 s: nothing is final
+    p.set_idle("p1")
+    assert sorted(s.request_id for s in scored) == ["r1", "r2"]
+
+
+def test_open_list_cap_evicts_the_oldest_and_counts_it() -> None:
+    p, scored = run(
+        [imp("r1", 0, ["a"]), imp("r2", 1_000, ["b"]), imp("r3", 2_000, ["c"])],
+        max_open_lists=2,
+    )
+    snap = p.snapshot()
+    assert snap.open_lists == 2
+    assert snap.lists_total == {("implicit", "evicted"): 1, ("judged", "evicted"): 1}
+    p.finish()
+    assert sorted(s.request_id for s in scored) == ["r2", "r3"]
+
+
+def test_invalid_records_go_to_the_dead_letter_sink() -> None:
+    dead: list[tuple[bytes, Invalid, str]] = []
+    p = Pipeline(settings(), dead_letter=lambda raw, inv, src: dead.append((raw, inv, src)))
+    p.offer(b"{not json", "s0", 0)
+    p.offer(b'{"type": "judgment", "query_id": "q", "doc_id": "a", "grade": "NaN", "timestamp": 0}')
+    p.offer(b'{"type": "teleport"}', "s0", 2)
+    assert [(d[0][:5], d[1].reason, d[2]) for d in dead] == [
+        (b"{not ", "bad_json", "s0"),
+        (b'{"typ', "schema", "input"),
+        (b'{"typ', "unknown_type", "s0"),
+    ]
+    intake = p.snapshot().intake
+    assert intake.invalid == {"bad_json": 1, "schema": 1, "unknown_type": 1}
+    assert intake.records_read == intake.accounted == 3
+
+
+def test_windows_report_as_of_the_evaluation_horizon() -> None:
+    p, _ = run(
+        [
+            judgment("q", "a", 1),
+            imp("r1", 0, ["a"]),  # judged NDCG 1
+            imp("r2", 5_000, ["b", "a"]),  # judged NDCG@1 0, @3 1/log2(3)
+            imp("r3", 130_000, ["a"]),  # watermark 130 s -> horizon 70 s
+        ]
+    )
+    snap = p.snapshot()
+    assert snap.horizon_ms == 70_000
+    rows = {(r.window, r.relevance, r.k): r for r in snap.ndcg}
+    # window [10 s, 70 s) as of horizon 70 s: neither list (both in bucket 0) is in it
+    assert ("1m", "judged", 3) not in rows
+    five = rows[("5m", "judged", 3)]
+    assert five.ndcg.n == 2
+    assert five.ndcg.mean == pytest.approx((1 + 1 / LOG2_3) / 2)
+    p.finish()
+    snap = p.snapshot()
+    five = {(r.window, r.relevance, r.k): r for r in snap.ndcg}[("5m", "judged", 3)]
+    assert five.ndcg.n == 3
+
+
+def test_segments_are_capped_into_other() -> None:
+    records = [
+        imp(f"r{i}", i * 1_000, ["a"], labels={"ranker": f"v{i}", "arm": "x"}) for i in range(5)
+    ]
+    _, scored = run([*records, imp("z", 500_000, ["a"])], max_segments=3)
+    segs = [s.segment for s in sorted(scored, key=lambda s: s.timestamp)]
+    assert segs[:3] == [("v0", "x"), ("v1", "x"), ("v2", "x")]
+    assert segs[3:] == [("__other__", "__other__")] * 2
+
+
+def test_commit_offsets_keep_what_a_restart_needs() -> None:
+    p = Pipeline(settings())
+    p.offer(imp("r1", 0, ["a"]), "t/0", 10)
+    p.offer(imp("r2", 1_000, ["a"]), "t/0", 11)
+    # nothing final yet: resume from the first record
+    assert p.commit_offsets() == {"t/0": 10}
+    p.offer(imp("r3", 2_000_000, ["a"]), "t/0", 12)
+    # horizon far past the 5 min longest window: only r3's record is still needed
+    assert p.commit_offsets() == {"t/0": 12}
+
+
+def test_restart_rebuild_does_not_recount_cumulative_sums() -> None:
+    records = [judgment("q", "a", 1), imp("r1", 0, ["a"]), imp("r2", 500_000, ["a"])]
+    p, _ = run(records)
+    p.finish()
+    cum = {(c.relevance, c.k): c.lists_scored for c in p.snapshot().cumulative}
+    assert cum[("judged", 1)] == 2
+    again = Pipeline(settings())
+    again.restore(counted_horizon_ms=440_000)  # r1 was counted before the restart
+    for i, rec in enumerate(records):
+        again.offer(rec, "s0", i)
+    again.finish()
+    snap = again.snapshot()
+    cum = {(c.relevance, c.k): c.lists_scored for c in snap.cumulative}
+    assert cum[("judged", 1)] == 1
+    # ... but the windows hold both lists again
+    rows = {(r.window, r.relevance, r.k): r.ndcg.n for r in snap.ndcg}
+    assert rows[("5m", "judged", 1)] == 1  # r2 only in the last 5 minutes
