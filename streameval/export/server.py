@@ -319,7 +319,7 @@ class MetricsServer:
             ) from exc
         thread = threading.Thread(
             target=server.serve_forever,
-            kwargs={"poll_interval": 0.5},
+            kwargs={"poll_interval": 0.05},  # how soon stop() is noticed
             name=f"streameval-http-{server.server_address[1]}",
             daemon=True,
         )
