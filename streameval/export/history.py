@@ -43,6 +43,14 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+#: Decimals kept in :meth:`History.to_json` (sparklines; about a third of the JSON of full floats).
+JSON_DECIMALS = 5
+
+
+def _short(value: float | None) -> float | None:
+    return None if value is None else round(value, JSON_DECIMALS)
+
+
 def point_of(snapshot: Snapshot) -> HistoryPoint | None:
     """The history point of a snapshot, or None while it has no evaluation horizon."""
     if snapshot.horizon_ms is None:
@@ -92,6 +100,7 @@ class History:
         ``{"horizons_ms": [h0, h1, ...], "series": [{"window", "relevance", "segment": [...],
         "k", "mean": [...], "stderr": [...], "n": [...]}, ...]}``; a series absent at a horizon
         has ``null`` there (``0`` for ``n``). Series are sorted by (window, relevance, segment, k).
+        Means and standard errors are rounded to ``JSON_DECIMALS`` places.
         """
         points = self.points()
         keys = sorted({key for point in points for key in point.values})
@@ -106,8 +115,8 @@ class History:
                     "relevance": relevance,
                     "segment": list(segment),
                     "k": k,
-                    "mean": [value.mean for value in column],
-                    "stderr": [value.stderr for value in column],
+                    "mean": [_short(value.mean) for value in column],
+                    "stderr": [_short(value.stderr) for value in column],
                     "n": [value.n for value in column],
                 }
             )

@@ -83,3 +83,10 @@ def test_to_json_aligns_series_on_the_horizon_axis() -> None:
     assert b["segment"] == ["b"]
     assert b["mean"] == [None, 0.9]  # absent at the first horizon
     assert b["n"] == [0, 1]
+
+
+def test_to_json_rounds_to_five_decimals() -> None:
+    history = History()
+    history.record(snap(1, row("a", Moments(3, 1.0, 0.5))))  # mean 1/3
+    (series,) = history.to_json()["series"]
+    assert series["mean"] == [0.33333]
