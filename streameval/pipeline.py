@@ -25,7 +25,7 @@ from streameval.join import (
 from streameval.scored import EVICTED, RELEVANCE_SOURCES, ScoredList
 from streameval.scoring import ListScorer
 from streameval.snapshot import Snapshot
-from streameval.windows import WatermarkTracker, WindowSpec, WindowStore, bucket_start
+from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore, bucket_start
 
 #: called with (raw record, why it is invalid, source) for the dead-letter topic
 DeadLetter = Callable[[bytes, Invalid, str], None]
@@ -49,7 +49,11 @@ class Pipeline:
         *,
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
+        intake: IntakeCounters | None = None,
+        totals: Totals | None = None,
     ) -> None:
+        """``intake`` and ``totals`` may be shared with an earlier pipeline of the same process
+        (the Kafka daemon rebuilds its pipeline on rebalance; its counters carry on)."""
         self._settings = settings
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
@@ -70,11 +74,12 @@ class Pipeline:
         self._scorer = ListScorer(settings)
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
-        self._intake = IntakeCounters()
+        self._intake = intake if intake is not None else IntakeCounters()
+        self._totals = totals if totals is not None else Totals()
         self._attribution = settings.attribution_window
         self._keep_ms = max(settings.windows) + settings.allowed_lateness
-        # lists with an impression at or before this horizon were counted before a restart
-        self._counted_horizon: int | None = None
+        # per source, what a previous run already counted: (horizon, next offset) at its commit
+        self._counted: dict[str, tuple[int | None, int]] = {}
         # per source: bucket -> smallest offset of a record with an event time in that bucket
         self._offsets: dict[str, dict[int, int]] = {}
         self._next_offset: dict[str, int] = {}
@@ -83,44 +88,60 @@ class Pipeline:
     # --- intake -----------------------------------------------------------------------------
 
     def offer(self, raw: bytes, source: str = "input", offset: int = -1) -> Offered:
-        """Take one record read from ``source`` (at ``offset``, when the source has offsets)."""
-        intake = self._intake
-        intake.read += 1
+        """Take one record read from ``source`` (at ``offset``, when the source has offsets).
+
+        A record that a previous run already counted (see :meth:`restore_source`) rebuilds the
+        state but is not counted, nor dead-lettered, again.
+        """
+        counted_before = self._counted.get(source)
+        count = counted_before is None or offset >= counted_before[1]
         if offset >= 0:
             self._next_offset[source] = offset + 1
         event = self._decode(raw)
         if isinstance(event, Invalid):
-            intake.invalid[event.reason] += 1
-            if self._dead_letter is not None:
-                self._dead_letter(raw, event, source)
+            if count:
+                self._intake.read += 1
+                self._intake.invalid[event.reason] += 1
+                if self._dead_letter is not None:
+                    self._dead_letter(raw, event, source)
             return Offered(Outcome.INVALID, None, event)
         if isinstance(event, Judgment):
             outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
-            self._count(outcome, "judgment")
+            self._count(outcome, "judgment", count)
             return Offered(outcome, "judgment")
         if offset >= 0:
             self._note_offset(source, event.timestamp, offset)
         watermark = self._watermark.watermark
         if isinstance(event, Impression):
-            outcome, resolved = self._joiner.add_impression(event, watermark)
-            for click_outcome in resolved:
-                intake.pending -= 1
-                self._count(click_outcome, "click")
-            self._count(outcome, "impression")
+            horizon_before = None if counted_before is None else counted_before[0]
+            outcome, resolved = self._joiner.add_impression(
+                event,
+                watermark,
+                counted_before=horizon_before is not None and event.timestamp <= horizon_before,
+            )
+            for click_outcome, click_counted in resolved:
+                if click_counted:
+                    self._intake.pending -= 1
+                    self._count(click_outcome, "click", True)
+            self._count(outcome, "impression", count)
             if outcome is Outcome.ACCEPTED:
                 self._evict_over_cap()
             kind = "impression"
         else:
-            outcome = self._joiner.add_click(event, dedup_key(event, raw), watermark)
-            self._count(outcome, "click")
+            key = dedup_key(event, raw)
+            outcome = self._joiner.add_click(event, key, watermark, counted=count)
+            self._count(outcome, "click", count)
             kind = "click"
         self._watermark.observe(source, event.timestamp)
         if self._watermark.watermark != watermark:
             self.advance()
         return Offered(outcome, kind)
 
-    def _count(self, outcome: Outcome, kind: str) -> None:
+    def _count(self, outcome: Outcome, kind: str, count: bool) -> None:
+        if not count:
+            return
         intake = self._intake
+        intake.read += 1
         if outcome is Outcome.ACCEPTED:
             intake.accepted[kind] += 1
         elif outcome is Outcome.DUPLICATE:
@@ -186,21 +207,24 @@ class Pipeline:
             horizon = bucket_start(newest, bucket) + bucket
             self._watermark.advance_to(horizon + self._attribution)
 
-    def restore(self, counted_horizon_ms: int | None) -> None:
-        """Before re-reading after a restart: lists at or before this horizon were counted."""
-        self._counted_horizon = counted_horizon_ms
+    def restore_source(self, source: str, horizon_ms: int | None, next_offset: int) -> None:
+        """Before re-reading ``source`` after a restart or rebalance: a previous run committed
+        at ``horizon_ms`` having read up to ``next_offset``. Records before that offset and lists
+        at or before that horizon rebuild the state without being counted again."""
+        self._counted[source] = (horizon_ms, next_offset)
 
     def _fold(self, lst: OpenList) -> None:
         scored = self._scorer.score(lst, self._judgments)
-        counted = self._counted_horizon is not None and lst.timestamp <= self._counted_horizon
-        self._windows.add(scored, count_cumulative=not counted)
+        self._windows.add(scored)
+        if not lst.counted_before:
+            self._totals.count_list(scored)
         if self._on_scored is not None:
             self._on_scored(scored)
 
     def _evict_over_cap(self) -> None:
         for _ in self._joiner.evict_over_cap():
             for relevance in RELEVANCE_SOURCES:
-                self._windows.count_outcome(relevance, EVICTED)
+                self._totals.count_outcome(relevance, EVICTED)
 
     # --- reading the state ------------------------------------------------------------------
 
@@ -241,8 +265,8 @@ class Pipeline:
             ks=tuple(sorted(self._settings.ks)),
             ndcg=ndcg,
             engagement=engagement,
-            cumulative=self._windows.cumulative(),
-            lists_total=self._windows.lists_total(),
+            cumulative=self._totals.cumulative(),
+            lists_total=self._totals.lists_total(),
             intake=self._intake.snapshot(),
             open_lists=self._joiner.open_lists,
             judgments=len(self._judgments),

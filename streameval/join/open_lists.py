@@ -51,6 +51,7 @@ class OpenList:
 
     __slots__ = (
         "clicked",
+        "counted_before",
         "doc_ids",
         "first_click_rank",
         "grades",
@@ -62,7 +63,9 @@ class OpenList:
         "timestamp",
     )
 
-    def __init__(self, impression: Impression, segment: Segment) -> None:
+    def __init__(
+        self, impression: Impression, segment: Segment, counted_before: bool = False
+    ) -> None:
         self.request_id: str = impression.request_id
         self.timestamp: int = impression.timestamp
         self.query_id: str = impression.query_id
@@ -73,6 +76,8 @@ class OpenList:
         self.interaction_keys: set[str | bytes] | None = None  # for de-duplication
         self.clicked = False
         self.first_click_rank: int | None = None
+        #: re-read while rebuilding state: already in the since-start totals
+        self.counted_before = counted_before
 
     def attach(self, click: Click, key: str | bytes, grade: float) -> bool:
         """Add an interaction; False if the same one was already attached."""
@@ -125,35 +130,38 @@ class Joiner:
         # recently finalized request ids (hashed), to tell "late" from "unmatched" clicks
         self._finalized: dict[int, int] = {}
         self._finalized_order: deque[tuple[int, int]] = deque()
-        # clicks read before their impression: request_id -> [(click, key)]
-        self._pending: dict[str, list[tuple[Click, str | bytes]]] = {}
+        # clicks read before their impression: request_id -> [(click, key, counted in intake)]
+        self._pending: dict[str, list[tuple[Click, str | bytes, bool]]] = {}
         self._pending_order: list[tuple[int, int, str]] = []  # (click ts, seq, request_id)
         self._pending_count = 0
 
     # --- intake -----------------------------------------------------------------------------
 
     def add_impression(
-        self, impression: Impression, watermark: int | None
-    ) -> tuple[Outcome, list[Outcome]]:
-        """Open a list. Returns its outcome and the outcomes of pending clicks it resolved."""
+        self, impression: Impression, watermark: int | None, *, counted_before: bool = False
+    ) -> tuple[Outcome, list[tuple[Outcome, bool]]]:
+        """Open a list. Returns its outcome and, for each pending click it resolved, the click's
+        outcome and whether that click was counted in the intake when it was read."""
         if watermark is not None and impression.timestamp < watermark:
             return Outcome.LATE, []
         rid = impression.request_id
         if rid in self._open:
             return Outcome.DUPLICATE, []
-        lst = OpenList(impression, self._segment_of(impression.labels))
+        lst = OpenList(impression, self._segment_of(impression.labels), counted_before)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
-        resolved: list[Outcome] = []
+        resolved: list[tuple[Outcome, bool]] = []
         waiting = self._pending.pop(rid, None)
         if waiting:
             self._pending_count -= len(waiting)
-            for click, key in waiting:
-                resolved.append(self._attach(lst, click, key))
+            for click, key, counted in waiting:
+                resolved.append((self._attach(lst, click, key), counted))
         return Outcome.ACCEPTED, resolved
 
-    def add_click(self, click: Click, key: str | bytes, watermark: int | None) -> Outcome:
+    def add_click(
+        self, click: Click, key: str | bytes, watermark: int | None, *, counted: bool = True
+    ) -> Outcome:
         lst = self._open.get(click.request_id)
         if lst is not None:
             return self._attach(lst, click, key)
@@ -163,13 +171,13 @@ class Joiner:
             # its impression (not after the click) could only arrive late now
             return Outcome.UNMATCHED
         waiting = self._pending.get(click.request_id)
-        if waiting is not None and any(k == key for _, k in waiting):
+        if waiting is not None and any(k == key for _, k, _ in waiting):
             return Outcome.DUPLICATE
         if self._pending_count >= self._max_pending:
             return Outcome.UNMATCHED
         if waiting is None:
             waiting = self._pending[click.request_id] = []
-        waiting.append((click, key))
+        waiting.append((click, key, counted))
         self._pending_count += 1
         self._seq += 1
         heapq.heappush(self._pending_order, (click.timestamp, self._seq, click.request_id))
@@ -214,7 +222,10 @@ class Joiner:
                 yield lst
 
     def expire_pending(self, watermark: int | None) -> int:
-        """Pending clicks whose impression can no longer arrive in time: now unmatched."""
+        """Pending clicks whose impression can no longer arrive in time: now unmatched.
+
+        Returns how many of them had been counted in the intake when read.
+        """
         expired = 0
         order = self._pending_order
         while order and (watermark is None or order[0][0] < watermark):
@@ -222,9 +233,9 @@ class Joiner:
             waiting = self._pending.get(rid)
             if waiting:
                 # one entry per pending click; drop the oldest click of that request
-                waiting.pop(0)
+                _, _, counted = waiting.pop(0)
                 self._pending_count -= 1
-                expired += 1
+                expired += counted
                 if not waiting:
                     del self._pending[rid]
         return expired

@@ -1,5 +1,7 @@
 """Runtime state of the event-time windows: sufficient statistics in fixed buckets.
 
+Since-start totals live in :mod:`streameval.windows.totals`.
+
 Each finalized list is folded into the bucket of its impression's timestamp. A window's figures
 are the sum of its buckets as of the evaluation horizon (:func:`window_buckets`). Buckets older
 than the longest window are dropped, so memory is bounded by
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from streameval.scored import ScoredList
-from streameval.snapshot import CumulativeRow, EngagementRow, Moments, NdcgRow, Segment
+from streameval.snapshot import EngagementRow, Moments, NdcgRow, Segment
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
 _Key = tuple[str, Segment, int]  # (relevance, segment, k)
@@ -40,7 +42,7 @@ def _add(acc: list[float], value: float) -> None:
 
 
 class WindowStore:
-    """Buckets of sufficient statistics, and the since-start cumulative sums."""
+    """Buckets of sufficient statistics, per (relevance, segment, k) and per segment."""
 
     def __init__(self, windows: Sequence[WindowSpec]) -> None:
         if not windows:
@@ -52,35 +54,23 @@ class WindowStore:
         self._bucket_ms = bucket_sizes.pop()
         self._longest_ms = max(w.size_ms for w in windows)
         self._buckets: dict[int, _Bucket] = {}
-        self._cumulative: defaultdict[_Key, list[float]] = defaultdict(lambda: [0.0, 0])
-        self._lists_total: defaultdict[tuple[str, str], int] = defaultdict(int)
 
     @property
     def windows(self) -> tuple[WindowSpec, ...]:
         return self._windows
 
-    def add(self, scored: ScoredList, *, count_cumulative: bool = True) -> None:
-        """Fold one finalized list into its bucket.
-
-        ``count_cumulative=False`` is for lists re-read while rebuilding state after a restart that
-        were already counted in the since-start counters before it.
-        """
+    def add(self, scored: ScoredList) -> None:
+        """Fold one finalized list into the bucket of its impression time."""
         bucket = self._buckets.get(start := bucket_start(scored.timestamp, self._bucket_ms))
         if bucket is None:
             bucket = self._buckets[start] = _Bucket()
         seg = scored.segment
         for source in scored.sources:
             rel = source.relevance
-            if count_cumulative:
-                self._lists_total[(rel, source.outcome)] += 1
             for i, k in enumerate(source.ks):
                 value = source.ndcg[i]
                 if value is not None:
                     _add(bucket.ndcg[(rel, seg, k)], value)
-                    if count_cumulative:
-                        cum = self._cumulative[(rel, seg, k)]
-                        cum[0] += value
-                        cum[1] += 1
                 if source.coverage is not None:
                     _add(bucket.coverage[(rel, seg, k)], source.coverage[i])
         eng = bucket.engagement[seg]
@@ -92,10 +82,6 @@ class WindowStore:
         eng[3] += rr * rr
         if not scored.interacted:
             eng[4] += 1
-
-    def count_outcome(self, relevance: str, outcome: str) -> None:
-        """Count a finalized list that was not scored (e.g. evicted) in ``lists_total``."""
-        self._lists_total[(relevance, outcome)] += 1
 
     def evict(self, horizon_ms: int) -> None:
         """Drop buckets no window can cover any more as of ``horizon_ms``."""
@@ -144,12 +130,3 @@ class WindowStore:
                     )
                 )
         return tuple(ndcg_rows), tuple(eng_rows)
-
-    def cumulative(self) -> tuple[CumulativeRow, ...]:
-        return tuple(
-            CumulativeRow(rel, seg, k, acc[0], int(acc[1]))
-            for (rel, seg, k), acc in sorted(self._cumulative.items())
-        )
-
-    def lists_total(self) -> dict[tuple[str, str], int]:
-        return dict(self._lists_total)

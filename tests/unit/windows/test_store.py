@@ -3,7 +3,7 @@ import math
 import pytest
 
 from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
-from streameval.windows import WindowSpec, WindowStore
+from streameval.windows import Totals, WindowSpec, WindowStore
 
 SEG_A = ("r1", "control")
 SEG_B = ("r1", "treatment")
@@ -92,25 +92,35 @@ def test_no_value_is_excluded_and_segments_are_separate() -> None:
     seg_lists = {(e.window, e.segment): e.lists for e in eng}
     assert seg_lists[("20s", SEG_A)] == 1
     assert seg_lists[("20s", SEG_B)] == 1
-    assert s.lists_total() == {
-        (IMPLICIT, NO_RELEVANCE): 1,
-        (IMPLICIT, SCORED): 1,
-        (JUDGED, SCORED): 1,
-    }
 
 
-def test_cumulative_counts_skip_recounted_lists_and_eviction_bounds_state() -> None:
+def test_eviction_bounds_state() -> None:
     s = store()
     s.add(scored(1_000, (1.0, 0.5)))
-    s.add(scored(2_000, (0.5, 0.5)), count_cumulative=False)
-    cum = {(c.relevance, c.k): c for c in s.cumulative()}
-    assert cum[(IMPLICIT, 1)].lists_scored == 1
-    assert cum[(IMPLICIT, 1)].ndcg_sum == pytest.approx(1.0)
-    # ...but the window still holds both
     ndcg, _ = s.rows(10_000)
-    assert {(r.window, r.k): r.ndcg.n for r in ndcg}[("1m", 1)] == 2
+    assert {(r.window, r.k): r.ndcg.n for r in ndcg}[("1m", 1)] == 1
     s.evict(200_000)  # longest window 60 s: bucket 0 is far behind
     assert s.rows(200_000) == ((), ())
+
+
+def test_totals_count_outcomes_and_cumulative_sums() -> None:
+    t = Totals()
+    t.count_list(scored(1_000, (1.0, 0.5), ndcg_judged=(0.25, 0.75)))
+    t.count_list(scored(2_000, (None, None)))
+    t.count_outcome(IMPLICIT, "evicted")
+    assert t.lists_total() == {
+        (IMPLICIT, SCORED): 1,
+        (IMPLICIT, NO_RELEVANCE): 1,
+        (IMPLICIT, "evicted"): 1,
+        (JUDGED, SCORED): 1,
+    }
+    cum = {(c.relevance, c.k): (c.ndcg_sum, c.lists_scored) for c in t.cumulative()}
+    assert cum == {
+        (IMPLICIT, 1): (1.0, 1),
+        (IMPLICIT, 3): (0.5, 1),
+        (JUDGED, 1): (0.25, 1),
+        (JUDGED, 3): (0.75, 1),
+    }
 
 
 def test_no_rows_before_a_horizon_exists() -> None:
