@@ -1,0 +1,197 @@
+"""Bytes of one record -> an :data:`~streameval.events.models.Event` or an :class:`Invalid`.
+
+:func:`decode` never raises: whatever the bytes, the answer is a value, and an invalid record is
+counted by its ``reason`` (a closed set, :data:`INVALID_REASONS`) without stopping the daemon.
+
+The fast path is one call into pydantic-core, which parses and validates the JSON in a single
+pass (no intermediate Python objects) against the discriminated union on ``type``. A record
+without ``type`` fails that union with ``union_tag_not_found`` and is then read as OpenSearch UBI
+(:mod:`streameval.events.ubi`). pydantic-core's JSON parser refuses nesting deeper than a fixed
+limit (about 200 levels), so deeply nested input is ``bad_json`` and never reaches Python's stack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass
+from typing import Final, Literal, cast
+
+from pydantic import TypeAdapter, ValidationError
+
+from streameval.events.models import Event, TaggedEvent
+from streameval.events.ubi import NotAnInteraction, parse_ubi, to_event
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "EVENT_ADAPTER",
+    "INVALID_REASONS",
+    "MAX_DETAIL_CHARS",
+    "Decoder",
+    "Invalid",
+    "InvalidReason",
+    "decode",
+    "dedup_key",
+]
+
+InvalidReason = Literal["too_large", "bad_encoding", "bad_json", "schema", "unknown_type"]
+
+INVALID_REASONS: Final[tuple[InvalidReason, ...]] = (
+    "too_large",  # the record is over the size cap
+    "bad_encoding",  # not UTF-8
+    "bad_json",  # UTF-8, but not JSON (or nested too deep)
+    "schema",  # JSON, but wrong fields, types or bounds
+    "unknown_type",  # a "type" (or UBI action) we do not read
+)
+"""Every ``Invalid.reason``, in a stable order (metric label values of
+``streameval_invalid_events_total{reason}``)."""
+
+DEFAULT_MAX_BYTES: Final = 1_048_576
+MAX_DETAIL_CHARS: Final = 300
+_MAX_TAG_CHARS = 40
+_UTF8_BOM = b"\xef\xbb\xbf"
+_TYPE_KEY = b'"type"'
+_ESCAPE = b"\\u"
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(TaggedEvent)
+"""The native events' discriminated union on ``type``, built once."""
+_validate_json = EVENT_ADAPTER.validator.validate_json  # skips TypeAdapter's Python wrapper
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """Why one record was refused: ``reason`` (one of :data:`INVALID_REASONS`) and a short,
+    log-safe ``detail`` (at most :data:`MAX_DETAIL_CHARS` printable characters, never the
+    record itself)."""
+
+    reason: InvalidReason
+    detail: str
+
+
+def _safe(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, control characters escaped (no log injection)."""
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    if text.isprintable():
+        return text
+    escaped = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text
+    )
+    return escaped if len(escaped) <= limit else escaped[: limit - 3] + "..."
+
+
+def _describe(err: ValidationError) -> str:
+    """The first error as ``location: message (+n more)``, without the offending input."""
+    errors = err.errors(include_url=False, include_context=False, include_input=False)
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"])
+    text = f"{where}: {first['msg']}" if where else first["msg"]
+    if len(errors) > 1:
+        text += f" (+{len(errors) - 1} more)"
+    return _safe(text)
+
+
+_NOT_AN_OBJECT = ("dict_type", "model_type", "model_attributes_type")
+
+
+def _first_error_type(err: ValidationError) -> str:
+    return err.errors(include_url=False, include_context=False, include_input=False)[0]["type"]
+
+
+def _json_error(raw: bytes | str, err: ValidationError) -> Event | Invalid:
+    if isinstance(raw, bytes):
+        if raw.startswith(_UTF8_BOM):  # rare: checked only once the JSON parser refused it
+            return decode(raw[len(_UTF8_BOM) :], sys.maxsize)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Invalid("bad_encoding", f"not UTF-8 at byte {exc.start}")
+    return Invalid("bad_json", _describe(err))
+
+
+def _unknown_type(err: ValidationError) -> Invalid:
+    ctx = err.errors(include_url=False, include_input=False)[0].get("ctx") or {}
+    tag = _safe(str(ctx.get("tag", "?")), _MAX_TAG_CHARS)
+    return Invalid("unknown_type", f"unknown type {tag!r}")
+
+
+def _decode_ubi(raw: bytes | str) -> Event | Invalid:
+    """Read a record without ``type`` as UBI, and classify it when it is not."""
+    try:
+        return to_event(parse_ubi(raw))
+    except NotAnInteraction as exc:
+        return Invalid("unknown_type", _safe(str(exc)))
+    except ValidationError as err:
+        kind = _first_error_type(err)
+        if kind == "json_invalid":
+            return _json_error(raw, err)
+        return Invalid("schema", "ubi " + _describe(err))
+    except ValueError as exc:
+        return Invalid("schema", _safe(f"ubi: {exc}"))
+
+
+def _refused(raw: bytes | str, err: ValidationError) -> Event | Invalid:
+    """Classify a record the native union refused (or read it as UBI when it has no type)."""
+    kind = _first_error_type(err)
+    if kind == "union_tag_not_found":
+        return _decode_ubi(raw)
+    if kind == "json_invalid":
+        return _json_error(raw, err)
+    if kind == "union_tag_invalid":
+        return _unknown_type(err)
+    if kind in _NOT_AN_OBJECT:
+        return Invalid("schema", "record is not a JSON object")
+    return Invalid("schema", _describe(err))
+
+
+def decode(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invalid:
+    """Decode one record (UTF-8 JSON: a native event or a UBI record). Never raises.
+
+    ``raw`` is normally ``bytes`` (a Kafka value or a line of a log); a ``str`` is measured in
+    characters and read the same way. Records longer than ``max_bytes`` are ``too_large``
+    before any parsing. A leading UTF-8 byte order mark is ignored.
+
+    Bytes that do not contain ``"type"`` at all (and no ``\\u`` escape that could spell it)
+    cannot be native events, so they go straight to the UBI reader; the answer is the same as
+    through the native union's ``union_tag_not_found``, only without a wasted parse.
+    """
+    try:
+        if len(raw) > max_bytes:
+            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+        if type(raw) is bytes and _TYPE_KEY not in raw and _ESCAPE not in raw:
+            return _decode_ubi(raw)
+        return cast(Event, _validate_json(raw))
+    except ValidationError as err:
+        try:
+            return _refused(raw, err)
+        except Exception as exc:  # "never raises": a bug here must not stop the intake
+            return _unexpected(exc)
+    except Exception as exc:  # e.g. ``raw`` of a wrong type
+        return _unexpected(exc)
+
+
+def _unexpected(exc: Exception) -> Invalid:
+    return Invalid("schema", _safe(f"unexpected {type(exc).__name__} while decoding"))
+
+
+@dataclass(frozen=True, slots=True)
+class Decoder:
+    """:func:`decode` configured once (the size cap), as a callable for the intake loop."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    def __call__(self, raw: bytes) -> Event | Invalid:
+        return decode(raw, self.max_bytes)
+
+    def decode(self, raw: bytes) -> Event | Invalid:
+        return decode(raw, self.max_bytes)
+
+
+def dedup_key(event: Event, raw: bytes) -> bytes | str:
+    """What makes two records the same event: its ``event_id`` when it has one, else a 16-byte
+    BLAKE2b digest of the record (surrounding white space ignored, so a log line with or without
+    its ``\\r\\n`` matches the same Kafka value). A ``str`` key and a ``bytes`` key never collide.
+    """
+    if event.event_id is not None:
+        return event.event_id
+    return hashlib.blake2b(raw.strip(), digest_size=16).digest()
