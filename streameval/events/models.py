@@ -217,6 +217,12 @@ DocIds = Annotated[tuple[str, ...], _DocIdsSchema]
 # --- the events --------------------------------------------------------------------------------
 
 
+def _drop_default(schema: dict[str, Any]) -> None:
+    """JSON Schema of a ``query_id``: no ``"default": ""`` (it is derived, and "" is invalid)."""
+    schema.pop("default", None)
+    schema["description"] = "default: the normalized query text"
+
+
 def query_id_from(query: str | None) -> str:
     """The ``query_id`` a query text stands for: normalized, ``""`` for no query."""
     if query is None:
@@ -237,7 +243,7 @@ class Impression(BaseModel):
     timestamp: EventTime
     doc_ids: DocIds = Field(validation_alias="results", serialization_alias="results")
     query: QueryText | None = None
-    query_id: Id = ""  # default: the normalized query (see module doc)
+    query_id: Id = Field("", json_schema_extra=_drop_default)  # default: the normalized query
     labels: Labels = Field(default_factory=dict)
     event_id: Id | None = None
 
@@ -277,7 +283,7 @@ class Judgment(BaseModel):
     model_config = _MODEL_CONFIG
 
     type: Literal["judgment"]
-    query_id: Id = ""  # required unless ``query`` is given (then: its normalized text)
+    query_id: Id = Field("", json_schema_extra=_drop_default)  # or from ``query``
     query: QueryText | None = None
     doc_id: Id
     grade: Annotated[float, Field(allow_inf_nan=False, ge=MIN_GRADE, le=MAX_GRADE)]
