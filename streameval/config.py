@@ -48,6 +48,8 @@ class KafkaSettings(BaseModel):
     #: where a group without committed offsets starts (extension)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     client_id: str = "streameval"
+    #: how often offsets (with their checkpoint) are committed (extension)
+    commit_interval: Duration = 5_000
     # security settings, passed through to the Kafka client
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: str | None = None

@@ -49,41 +49,54 @@ class Pipeline:
         *,
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
-        intake: IntakeCounters | None = None,
-        totals: Totals | None = None,
     ) -> None:
-        """``intake`` and ``totals`` may be shared with an earlier pipeline of the same process
-        (the Kafka daemon rebuilds its pipeline on rebalance; its counters carry on)."""
         self._settings = settings
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
         self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
+        self._grades = InteractionGrades(
+            by_action=dict(settings.implicit_grades),
+            dwell_min_ms=settings.dwell_grade.min_ms,
+            dwell_grade=settings.dwell_grade.grade,
+        )
+        self._scorer = ListScorer(settings)
+        self._attribution = settings.attribution_window
+        self._keep_ms = max(settings.windows) + settings.allowed_lateness
+        # what outlives a rebuild: the judgment table and the since-start counters
+        self._judgments = JudgmentStore()
+        self._intake = IntakeCounters()
+        self._totals = Totals()
+        self._start_stream()
+
+    def _start_stream(self) -> None:
+        """The state built from the impression and click streams (rebuilt by :meth:`reset`)."""
+        settings = self._settings
         self._joiner = Joiner(
             attribution_ms=settings.attribution_window,
-            grades=InteractionGrades(
-                by_action=dict(settings.implicit_grades),
-                dwell_min_ms=settings.dwell_grade.min_ms,
-                dwell_grade=settings.dwell_grade.grade,
-            ),
+            grades=self._grades,
             segment_of=self._segments.segment_of,
             max_open_lists=settings.max_open_lists,
             max_pending_clicks=settings.max_pending_clicks,
         )
-        self._judgments = JudgmentStore()
-        self._scorer = ListScorer(settings)
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
-        self._intake = intake if intake is not None else IntakeCounters()
-        self._totals = totals if totals is not None else Totals()
-        self._attribution = settings.attribution_window
-        self._keep_ms = max(settings.windows) + settings.allowed_lateness
         # per source, what a previous run already counted: (horizon, next offset) at its commit
         self._counted: dict[str, tuple[int | None, int]] = {}
         # per source: bucket -> smallest offset of a record with an event time in that bucket
         self._offsets: dict[str, dict[int, int]] = {}
         self._next_offset: dict[str, int] = {}
         self._finished = False
+
+    def reset(self) -> None:
+        """Drop the stream state (open lists, windows, watermark) before re-reading the streams
+        after a rebalance. Judgments and the since-start counters carry on. Clicks still waiting
+        for their impression are counted unmatched: their re-read will not be counted again, and
+        every record read must end in exactly one outcome."""
+        waiting = self._joiner.pending_clicks_counted
+        self._intake.pending -= waiting
+        self._intake.unmatched += waiting
+        self._start_stream()
 
     # --- intake -----------------------------------------------------------------------------
 
@@ -236,6 +249,10 @@ class Pipeline:
     def horizon(self) -> int | None:
         wm = self._watermark.watermark
         return None if wm is None else wm - self._attribution
+
+    def read_positions(self) -> dict[str, int]:
+        """Per source, the offset after the last record read."""
+        return dict(self._next_offset)
 
     def commit_offsets(self) -> dict[str, int]:
         """Per source, the offset to resume from so that a restart rebuilds the same state.

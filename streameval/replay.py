@@ -44,8 +44,15 @@ def interleave(files: Sequence[BinaryIO]) -> Iterator[tuple[int, int, bytes]]:
         live = still
 
 
-def replay(pipeline: Pipeline, paths: Sequence[str], *, progress: bool | None = None) -> Pipeline:
-    """Feed every record of ``paths`` to ``pipeline`` and finish it."""
+def replay(
+    pipeline: Pipeline,
+    paths: Sequence[str],
+    *,
+    progress: bool | None = None,
+    finish: bool = True,
+) -> Pipeline:
+    """Feed every record of ``paths`` to ``pipeline``; then finish it (finalize every open list)
+    unless ``finish`` is false, which leaves the state as a caught-up daemon would hold it."""
     with ExitStack() as stack:
         files = [_open(p, stack) for p in paths]
         bar = _progress_bar(paths, files, progress, stack)
@@ -59,7 +66,8 @@ def replay(pipeline: Pipeline, paths: Sequence[str], *, progress: bool | None = 
             pipeline.offer(line.rstrip(b"\r\n"), sources[i], offset)
             if bar is not None:
                 bar.update(len(line))
-    pipeline.finish()
+    if finish:
+        pipeline.finish()
     return pipeline
 
 

@@ -31,6 +31,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="progress bar on stderr (default: on for inputs over 20 MB on a terminal)",
     )
+    p.add_argument(
+        "--no-finish",
+        action="store_true",
+        help=(
+            "leave open lists open at end of input and report the windows as of the watermark "
+            "the input reached, as a caught-up daemon would"
+        ),
+    )
     p.set_defaults(handler=run)
 
 
@@ -50,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     on_scored = print_list if args.output == "lists" else None
     pipeline = Pipeline(settings.evaluation, on_scored=on_scored)
-    replay(pipeline, args.files, progress=args.progress)
+    replay(pipeline, args.files, progress=args.progress, finish=not args.no_finish)
     snapshot = pipeline.snapshot()
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)

@@ -261,3 +261,8 @@ class Joiner:
     @property
     def pending_clicks(self) -> int:
         return self._pending_count
+
+    @property
+    def pending_clicks_counted(self) -> int:
+        """Waiting clicks that were counted in the intake when read."""
+        return sum(counted for waiting in self._pending.values() for _, _, counted in waiting)

@@ -1,0 +1,46 @@
+"""``streameval run [--config FILE]``: the daemon. SIGTERM and SIGINT stop it cleanly."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="the daemon: Kafka in, /metrics out",
+        description=(
+            "Consume impressions, clicks and judgments from Kafka, compute NDCG@k over "
+            "event-time windows and serve /metrics, /healthz and /readyz. Settings come from "
+            "the TOML file and STREAMEVAL_* environment variables."
+        ),
+    )
+    p.add_argument("--config", metavar="FILE", help="TOML configuration file")
+    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+    import threading
+
+    from streameval.config import load_settings
+    from streameval.daemon import Daemon
+
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # kafka-python is chatty at INFO (every connection and rebalance step)
+    logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
+    settings = load_settings(args.config)
+    stop = threading.Event()
+
+    def _stop(signum: int, _frame: object) -> None:
+        logging.getLogger("streameval").info("signal %d: stopping", signum)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    Daemon(settings).run(stop)
+    return 0

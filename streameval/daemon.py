@@ -1,0 +1,279 @@
+"""``streameval run``: Kafka in, the pipeline in the middle, ``/metrics`` out.
+
+The loop only moves records between its parts: the :class:`EventStream` (Kafka I/O), the
+:class:`Pipeline` (decoding, join, windows), the dead-letter sink, and a published snapshot that
+the HTTP thread reads (a scrape never touches live state). Periodic work (commits, lag, the
+snapshot) is due by an injected monotonic clock.
+
+Recovery: offsets are committed as the oldest record the state still needs, with a checkpoint
+(horizon and read position) in the commit's metadata. After a start or any rebalance the state
+is rebuilt by re-reading from there; what the checkpoint says was counted is not counted again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kafka import TopicPartition
+from kafka.errors import KafkaError
+from prometheus_client import CollectorRegistry
+
+from streameval import __version__
+from streameval.config import Settings
+from streameval.events.decode import Invalid
+from streameval.export.collector import SnapshotCollector, validate_segment_labels
+from streameval.export.history import History
+from streameval.export.server import MetricsServer
+from streameval.export.status import status_source
+from streameval.kafka.checkpoint import Checkpoint
+from streameval.kafka.client import client_config
+from streameval.kafka.dlq import DeadLetterSink
+from streameval.kafka.judgments import JudgmentReader
+from streameval.kafka.lag import LagSampler
+from streameval.kafka.records import RawRecord
+from streameval.kafka.stream import EventStream, source_of
+from streameval.pipeline import Pipeline
+from streameval.snapshot import Snapshot
+
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Intervals:
+    """How often periodic work is due, in seconds of the monotonic clock."""
+
+    commit_s: float = 5.0
+    snapshot_s: float = 1.0
+    lag_s: float = 5.0
+    poll_ms: int = 200
+
+
+class SnapshotBox:
+    """The latest published snapshot: written by the loop, read by the HTTP threads."""
+
+    def __init__(self, first: Snapshot) -> None:
+        self._snapshot = first
+
+    def publish(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot  # one reference assignment: atomic
+
+    def get(self) -> Snapshot:
+        return self._snapshot
+
+
+class _Due:
+    def __init__(self, every_s: float, clock: Callable[[], float]) -> None:
+        self._every = every_s
+        self._clock = clock
+        self._next = clock()
+
+    def __call__(self) -> bool:
+        now = self._clock()
+        if now < self._next:
+            return False
+        self._next = now + self._every
+        return True
+
+
+class Daemon:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        intervals: Intervals | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        validate_segment_labels(settings.evaluation.segment_labels)
+        self._settings = settings
+        self._intervals = intervals or Intervals(commit_s=settings.kafka.commit_interval / 1000)
+        self._clock = clock
+        self._client = client_config(settings.kafka.model_dump())
+        self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
+        self._current: RawRecord | None = None
+        self._pipeline = Pipeline(settings.evaluation, dead_letter=self._dead_letter)
+        self._box = SnapshotBox(self._pipeline.snapshot())
+        self._ready = False
+        self._catch_up_to: dict[TopicPartition, int] = {}
+        self._lag: dict[tuple[str, int], int] = {}
+        self._stream: EventStream | None = None
+        self._registry = CollectorRegistry()
+        self._registry.register(SnapshotCollector(self._box.get, version=__version__))
+        m = settings.metrics
+        auth = None
+        if m.basic_auth_username is not None and m.basic_auth_password is not None:
+            auth = (m.basic_auth_username, m.basic_auth_password)
+        self.server = MetricsServer(
+            self._registry,
+            host=m.host,
+            port=m.port,
+            ready=lambda: self._ready,
+            status=status_source(self._box.get, History()),
+            tls_certfile=m.tls_certfile,
+            tls_keyfile=m.tls_keyfile,
+            basic_auth=auth,
+        )
+
+    @property
+    def ready(self) -> bool:
+        return self._ready
+
+    def run(self, stop: threading.Event) -> None:
+        """Serve until ``stop`` is set; then commit, close, and return."""
+        self.server.start()
+        _LOG.info("metrics on %s://%s:%d", self.server.scheme, self.server.host, self.server.port)
+        try:
+            judgments = self._read_judgments()
+            kafka = self._settings.kafka
+            self._stream = EventStream(
+                kafka.topics,
+                group_id=kafka.group_id,
+                client=self._client,
+                auto_offset_reset=kafka.auto_offset_reset,
+                on_revoke=self._on_revoke,
+            )
+            self._loop(stop, judgments)
+        finally:
+            self._shutdown()
+
+    def _read_judgments(self) -> JudgmentReader | None:
+        topics = self._settings.kafka.judgment_topics
+        if not topics:
+            return None
+        reader = JudgmentReader(topics, self._client)
+        n = 0
+        for record in reader.read_to_end():
+            self._offer_judgment(record)
+            n += 1
+        _LOG.info("read %d judgment records from %s", n, list(topics))
+        return reader
+
+    def _offer_judgment(self, record: RawRecord) -> None:
+        self._current = record
+        self._pipeline.offer(record.value or b"", source_of(record.topic, record.partition))
+
+    def _loop(self, stop: threading.Event, judgments: JudgmentReader | None) -> None:
+        stream = self._stream
+        if stream is None:  # pragma: no cover - set by run()
+            return
+        iv = self._intervals
+        commit_due = _Due(iv.commit_s, self._clock)
+        snapshot_due = _Due(iv.snapshot_s, self._clock)
+        lag = LagSampler(stream.consumer, iv.lag_s, clock=self._clock)
+        pipeline = self._pipeline
+        try:
+            while not stop.is_set():
+                records = stream.poll(iv.poll_ms)
+                assignment = stream.take_assignment()
+                if assignment is not None:
+                    self._rebuild(assignment)
+                for record in records:
+                    self._current = record
+                    pipeline.offer(
+                        record.value or b"",
+                        source_of(record.topic, record.partition),
+                        record.offset,
+                    )
+                self._update_idle()
+                if judgments is not None:
+                    for record in judgments.poll(0):
+                        self._offer_judgment(record)
+                sampled = lag.sample()
+                if sampled is not None:
+                    self._lag = dict(sampled)
+                if commit_due():
+                    self._commit(stream.assignment())
+                if snapshot_due() or not self._ready:
+                    self._box.publish(pipeline.snapshot(consumer_lag=self._lag))
+        finally:
+            if judgments is not None:
+                judgments.close()
+
+    # --- rebalance ----------------------------------------------------------------------------
+
+    def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> None:
+        """Inside poll: commit what the revoked partitions' state needs (unless lost)."""
+        self._ready = False
+        if not lost:
+            try:
+                self._commit(partitions)
+            except KafkaError as exc:
+                _LOG.warning("commit on revocation failed: %s", exc)
+        for tp in partitions:
+            self._pipeline.forget_source(source_of(tp.topic, tp.partition))
+
+    def _rebuild(self, assignment: set[TopicPartition]) -> None:
+        """A new assignment: start the stream state afresh and re-read from the commits."""
+        stream = self._stream
+        if stream is None:  # pragma: no cover
+            return
+        pipeline = self._pipeline
+        pipeline.reset()
+        checkpoints = stream.checkpoints(assignment)
+        for tp in sorted(assignment):
+            source = source_of(tp.topic, tp.partition)
+            pipeline.add_source(source)
+            cp = checkpoints.get(tp)
+            if cp is not None:
+                pipeline.restore_source(source, cp.horizon_ms, cp.next_offset)
+        self._catch_up_to = stream.end_offsets(assignment)
+        self._ready = False
+        _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
+
+    def _update_idle(self) -> None:
+        stream = self._stream
+        if stream is None:
+            return
+        positions = self._pipeline.read_positions()
+        caught_up = True
+        for tp in stream.assignment():
+            source = source_of(tp.topic, tp.partition)
+            pos = positions.get(source)
+            if pos is None:
+                pos = stream.position(tp)
+            hw = stream.highwater(tp)
+            idle = hw is not None and pos is not None and pos >= hw
+            self._pipeline.set_idle(source, idle)
+            target = self._catch_up_to.get(tp)
+            if target is not None and (pos is None or pos < target):
+                caught_up = False
+        if caught_up and not self._ready:
+            self._ready = True
+            self._catch_up_to = {}
+            _LOG.info("caught up: ready")
+
+    def _commit(self, partitions: set[TopicPartition]) -> None:
+        stream = self._stream
+        if stream is None or not partitions:
+            return
+        offsets = self._pipeline.commit_offsets()
+        positions = self._pipeline.read_positions()
+        horizon = self._pipeline.horizon
+        to_commit: dict[TopicPartition, tuple[int, Checkpoint]] = {}
+        for tp in partitions:
+            source = source_of(tp.topic, tp.partition)
+            if source in offsets:
+                to_commit[tp] = (offsets[source], Checkpoint(horizon, positions[source]))
+        stream.commit(to_commit)
+
+    # --- dead letters and shutdown ------------------------------------------------------------
+
+    def _dead_letter(self, raw: bytes, invalid: Invalid, source: str) -> None:
+        record = self._current
+        if record is not None and self._dlq.enabled:
+            self._dlq.send(record, invalid.reason)
+
+    def _shutdown(self) -> None:
+        stream = self._stream
+        if stream is not None:
+            try:
+                self._commit(stream.assignment())
+            except KafkaError as exc:
+                _LOG.warning("final commit failed: %s", exc)
+            stream.close()
+            self._stream = None
+        self._dlq.close()
+        self.server.stop()

@@ -1,0 +1,43 @@
+"""What a commit remembers besides the offset: the horizon and read position it was made at.
+
+The committed *offset* of a partition is where a restart must re-read from to rebuild its state
+(the oldest record a window or an open list still needs). The *metadata* says how far the
+committing run had read and counted: records before ``next_offset`` and lists at or before
+``horizon_ms`` are rebuilt from on the way back but not counted a second time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    horizon_ms: int | None
+    next_offset: int
+
+    def encode(self) -> str:
+        return json.dumps(
+            {"v": _VERSION, "h": self.horizon_ms, "p": self.next_offset}, separators=(",", ":")
+        )
+
+    @classmethod
+    def decode(cls, metadata: str | None) -> Checkpoint | None:
+        """The checkpoint in a commit's metadata; None when absent or not ours."""
+        if not metadata:
+            return None
+        try:
+            data = json.loads(metadata)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or data.get("v") != _VERSION:
+            return None
+        horizon, pos = data.get("h"), data.get("p")
+        if horizon is not None and type(horizon) is not int:
+            return None
+        if type(pos) is not int or pos < 0:
+            return None
+        return cls(horizon, pos)

@@ -1,0 +1,147 @@
+"""The impression and click topics, read in a consumer group: records, rebalances, commits.
+
+Only Kafka I/O lives here. Rebalance callbacks do not touch the pipeline: a revocation calls
+``on_revoke`` (the daemon commits what it has), an assignment is queued and handed out by
+:meth:`EventStream.take_assignment` after the poll that caused it, before any record of the
+new assignment is processed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.errors import KafkaError
+from kafka.structs import OffsetAndMetadata
+
+from streameval.errors import KafkaUnavailableError
+from streameval.kafka.assignor import CoPartitionedAssignor
+from streameval.kafka.checkpoint import Checkpoint
+from streameval.kafka.records import RawRecord
+
+_LOG = logging.getLogger(__name__)
+
+
+def source_of(topic: str, partition: int) -> str:
+    """The pipeline's name of a partition: ``topic/partition``."""
+    return f"{topic}/{partition}"
+
+
+class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+    def __init__(self, stream: EventStream) -> None:
+        self._stream = stream
+
+    def on_partitions_revoked(self, revoked: Any) -> None:
+        self._stream._revoked(set(revoked), lost=False)
+
+    def on_partitions_lost(self, lost: Any) -> None:
+        self._stream._revoked(set(lost), lost=True)
+
+    def on_partitions_assigned(self, assigned: Any) -> None:
+        self._stream._assigned(set(assigned))
+
+
+class EventStream:
+    def __init__(
+        self,
+        topics: Sequence[str],
+        *,
+        group_id: str,
+        client: Mapping[str, object],
+        auto_offset_reset: str,
+        on_revoke: Callable[[set[TopicPartition], bool], None],
+        max_poll_records: int = 5000,
+    ) -> None:
+        self._on_revoke = on_revoke
+        self._assignment: set[TopicPartition] | None = None
+        try:
+            self._consumer = KafkaConsumer(
+                **client,
+                group_id=group_id,
+                enable_auto_commit=False,
+                auto_offset_reset=auto_offset_reset,
+                partition_assignment_strategy=[CoPartitionedAssignor],
+                max_poll_records=max_poll_records,
+            )
+        except KafkaError as exc:
+            raise KafkaUnavailableError(f"cannot connect to Kafka: {exc}") from exc
+        missing = [t for t in topics if not self._consumer.partitions_for_topic(t)]
+        if missing:
+            self._consumer.close(autocommit=False)
+            raise KafkaUnavailableError(f"topics do not exist or cannot be read: {missing}")
+        self._consumer.subscribe(topics=list(topics), listener=_Listener(self))
+
+    @property
+    def consumer(self) -> Any:
+        return self._consumer
+
+    # --- rebalance callbacks (run inside poll) ----------------------------------------------
+
+    def _revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
+        if partitions:
+            self._on_revoke(partitions, lost)
+
+    def _assigned(self, partitions: set[TopicPartition]) -> None:
+        self._assignment = partitions
+
+    def take_assignment(self) -> set[TopicPartition] | None:
+        """The partitions assigned by the last poll's rebalance, once; None if none happened."""
+        assignment, self._assignment = self._assignment, None
+        return assignment
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def poll(self, timeout_ms: int) -> list[RawRecord]:
+        batches = self._consumer.poll(timeout_ms=timeout_ms)
+        out: list[RawRecord] = []
+        for records in batches.values():
+            out.extend(RawRecord.from_consumer_record(r) for r in records)
+        return out
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._consumer.assignment() or ())
+
+    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
+        """The checkpoint committed with each partition's offset, where there is one of ours."""
+        out: dict[TopicPartition, Checkpoint] = {}
+        for tp in partitions:
+            committed = self._consumer.committed(tp, metadata=True)
+            if committed is not None:
+                cp = Checkpoint.decode(committed.metadata)
+                if cp is not None:
+                    out[tp] = cp
+        return out
+
+    def end_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        ends: dict[TopicPartition, int] = self._consumer.end_offsets(list(partitions))
+        return ends
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        """The log end seen by the last fetch of ``tp`` (None before one)."""
+        hw: int | None = self._consumer.highwater(tp)
+        return hw
+
+    def position(self, tp: TopicPartition) -> int | None:
+        try:
+            pos: int | None = self._consumer.position(tp, timeout_ms=1000)
+        except KafkaError:
+            return None
+        return pos
+
+    def commit(self, offsets: Mapping[TopicPartition, tuple[int, Checkpoint]]) -> None:
+        if not offsets:
+            return
+        self._consumer.commit(
+            {tp: OffsetAndMetadata(off, cp.encode(), -1) for tp, (off, cp) in offsets.items()}
+        )
+
+    def close(self) -> None:
+        try:
+            self._consumer.close(autocommit=False)
+        except KafkaError as exc:  # pragma: no cover - best effort at shutdown
+            _LOG.warning("closing the consumer failed: %s", exc)
