@@ -94,8 +94,9 @@ def _describe(err: ValidationError) -> str:
 _NOT_AN_OBJECT = ("dict_type", "model_type", "model_attributes_type")
 
 
-def _first_error_type(err: ValidationError) -> str:
-    return err.errors(include_url=False, include_context=False, include_input=False)[0]["type"]
+def _first_error(err: ValidationError) -> tuple[str, tuple[int | str, ...]]:
+    first = err.errors(include_url=False, include_context=False, include_input=False)[0]
+    return first["type"], first["loc"]
 
 
 def _json_error(raw: bytes | str, err: ValidationError) -> Event | Invalid:
@@ -122,7 +123,7 @@ def _decode_ubi(raw: bytes | str) -> Event | Invalid:
     except NotAnInteraction as exc:
         return Invalid("unknown_type", _safe(str(exc)))
     except ValidationError as err:
-        kind = _first_error_type(err)
+        kind, _ = _first_error(err)
         if kind == "json_invalid":
             return _json_error(raw, err)
         return Invalid("schema", "ubi " + _describe(err))
@@ -132,14 +133,14 @@ def _decode_ubi(raw: bytes | str) -> Event | Invalid:
 
 def _refused(raw: bytes | str, err: ValidationError) -> Event | Invalid:
     """Classify a record the native union refused (or read it as UBI when it has no type)."""
-    kind = _first_error_type(err)
+    kind, where = _first_error(err)
     if kind == "union_tag_not_found":
         return _decode_ubi(raw)
     if kind == "json_invalid":
         return _json_error(raw, err)
     if kind == "union_tag_invalid":
         return _unknown_type(err)
-    if kind in _NOT_AN_OBJECT:
+    if kind in _NOT_AN_OBJECT and not where:
         return Invalid("schema", "record is not a JSON object")
     return Invalid("schema", _describe(err))
 

@@ -18,7 +18,9 @@ Decisions beyond the table of DESIGN §2 (documented here, the contract for the 
   normalized ``query``; a judgment with neither, or whose query normalizes to ``""``, is invalid.
 - ``Click.action`` is stripped and lower-cased (UBI's ``click_through`` becomes ``click`` in the
   UBI mapping; a native producer writes ``click``).
-- ``grade`` is finite and within ``[-1000, 1000]``: exponential gain ``2**grade`` stays finite.
+- ``grade`` is a JSON number (not a string), finite, within ``[-1000, 1000]``: exponential gain
+  ``2**grade`` stays finite. ``dwell_ms`` and ``position`` are JSON integers.
+- JSON ``null`` is read as "absent" for every optional field (``labels``: ``{}``).
 """
 
 from __future__ import annotations
@@ -214,6 +216,19 @@ class _DocIdsSchema:
 DocIds = Annotated[tuple[str, ...], _DocIdsSchema]
 
 
+class _Nullable:
+    """The wrapped type, or JSON ``null`` (which the model's own validator then replaces with the
+    field's default), so the attribute's static type stays non-optional."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.nullable_schema(handler(source))
+
+
+QueryId = Annotated[Id, _Nullable]
+NullableLabels = Annotated[Labels, _Nullable]
+
+
 # --- the events --------------------------------------------------------------------------------
 
 
@@ -243,14 +258,16 @@ class Impression(BaseModel):
     timestamp: EventTime
     doc_ids: DocIds = Field(validation_alias="results", serialization_alias="results")
     query: QueryText | None = None
-    query_id: Id = Field("", json_schema_extra=_drop_default)  # default: the normalized query
-    labels: Labels = Field(default_factory=dict)
+    query_id: QueryId = Field("", json_schema_extra=_drop_default)  # default: normalized query
+    labels: NullableLabels = Field(default_factory=dict)
     event_id: Id | None = None
 
     @model_validator(mode="after")
-    def _default_query_id(self) -> Self:
-        if not self.query_id and self.query is not None:
+    def _defaults(self) -> Self:
+        if not self.query_id:  # absent or null
             self.__dict__["query_id"] = query_id_from(self.query)
+        if self.labels is None:  # null is read as {}
+            self.__dict__["labels"] = {}
         return self
 
 
@@ -272,8 +289,8 @@ class Click(BaseModel):
     doc_id: Id
     timestamp: EventTime
     action: Action = "click"
-    dwell_ms: Annotated[int, Field(ge=0, le=MAX_DWELL_MS)] | None = None
-    position: Annotated[int, Field(ge=1, le=MAX_POSITION)] | None = None
+    dwell_ms: Annotated[int, Field(strict=True, ge=0, le=MAX_DWELL_MS)] | None = None
+    position: Annotated[int, Field(strict=True, ge=1, le=MAX_POSITION)] | None = None
     event_id: Id | None = None
 
 
@@ -283,10 +300,10 @@ class Judgment(BaseModel):
     model_config = _MODEL_CONFIG
 
     type: Literal["judgment"]
-    query_id: Id = Field("", json_schema_extra=_drop_default)  # or from ``query``
+    query_id: QueryId = Field("", json_schema_extra=_drop_default)  # or from ``query``
     query: QueryText | None = None
     doc_id: Id
-    grade: Annotated[float, Field(allow_inf_nan=False, ge=MIN_GRADE, le=MAX_GRADE)]
+    grade: Annotated[float, Field(strict=True, allow_inf_nan=False, ge=MIN_GRADE, le=MAX_GRADE)]
     timestamp: EventTime
     judge: Annotated[str, StringConstraints(max_length=MAX_JUDGE_CHARS)] = ""
     event_id: Id | None = None
