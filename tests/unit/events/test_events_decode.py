@@ -250,7 +250,7 @@ def test_too_large_is_checked_before_parsing() -> None:
     [
         b"\xff\xfe{}",
         b'{"type":"click","request_id":"\xc3\x28","doc_id":"d","timestamp":1}',
-        "{\"type\":\"judgment\",\"query\":\"Stra\u00dfe\"}".encode("latin-1"),
+        '{"type":"judgment","query":"Stra\u00dfe"}'.encode("latin-1"),
         b'{"type":"click","request_id":"\xed\xa0\x80"}',  # an encoded surrogate is not UTF-8
     ],
 )
@@ -372,12 +372,8 @@ def test_invalid_reasons_are_the_closed_set_of_the_design() -> None:
 # --- never raises ------------------------------------------------------------------------------
 
 _json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False)
-    | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
     max_leaves=25,
 )
 _keys = st.sampled_from(
