@@ -1,0 +1,122 @@
+"""The traffic flags shared by ``streameval demo`` and ``streameval simulate``, and the
+:class:`SimConfig` they describe."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from streameval.durations import format_duration, parse_duration
+from streameval.sim.config import SimConfig
+
+
+def duration(text: str) -> int:
+    """argparse type: a duration ("90s", "10m", "1h") in milliseconds."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def optional_duration(text: str) -> int | None:
+    """argparse type: a duration, or ``none`` / ``off`` for never."""
+    if text.strip().lower() in {"none", "off", "never"}:
+        return None
+    return duration(text)
+
+
+def share(text: str) -> float:
+    """argparse type: a number within [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number within [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number within [0, 1], got {text!r}")
+    return value
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def add_traffic_arguments(
+    parser: argparse.ArgumentParser, *, rate: float, regression_at: int | None
+) -> None:
+    """The simulator's flags, with the command's own defaults for rate and regression time."""
+    base = SimConfig()
+    g = parser.add_argument_group("simulated traffic")
+    g.add_argument(
+        "--rate",
+        type=positive,
+        default=rate,
+        help=f"impressions (result pages) per event second (default {rate:g})",
+    )
+    g.add_argument(
+        "--duration",
+        type=duration,
+        default=None,
+        metavar="DURATION",
+        help="event time to simulate, e.g. 30m or 2h (default: until stopped)",
+    )
+    g.add_argument(
+        "--queries",
+        type=int,
+        default=base.queries,
+        help=f"distinct queries, Zipf-popular (default {base.queries})",
+    )
+    g.add_argument(
+        "--split",
+        type=share,
+        default=base.treatment_share,
+        metavar="SHARE",
+        help=f"share of requests served by the treatment arm (default {base.treatment_share:g})",
+    )
+    at = "none" if regression_at is None else format_duration(regression_at)
+    g.add_argument(
+        "--regression-at",
+        type=optional_duration,
+        default=regression_at,
+        metavar="DURATION",
+        help=f"event time after the start at which the treatment ranker regresses, or none "
+        f"(default {at})",
+    )
+    g.add_argument(
+        "--regression-size",
+        type=share,
+        default=base.regression_size,
+        metavar="SHARE",
+        help="expected relative drop of the treatment's judged NDCG@k once regressed: 0.2 means "
+        "20%% lower (each of its results is replaced by an off-topic document with this "
+        f"probability; default {base.regression_size:g})",
+    )
+    g.add_argument(
+        "--noise",
+        type=share,
+        default=0.0,
+        metavar="SHARE",
+        help="share of impressions and clicks followed by a noise record (half duplicates, half "
+        "invalid JSON), to see the intake accounting at work (default 0)",
+    )
+    g.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+
+
+def sim_config(args: argparse.Namespace) -> SimConfig:
+    """The :class:`SimConfig` of parsed :func:`add_traffic_arguments` flags."""
+    return replace(
+        SimConfig(),
+        seed=args.seed,
+        rate=args.rate,
+        duration_ms=args.duration,
+        queries=args.queries,
+        treatment_share=args.split,
+        regression_at_ms=args.regression_at,
+        regression_size=args.regression_size,
+        noise_share=args.noise,
+    )

@@ -1,0 +1,178 @@
+"""The simulated stream: raw records in event-time order, generated lazily.
+
+:func:`traffic` is a generator: deterministic given ``config.seed`` and ``start_ms``, reading no
+clock, holding only the catalogue and the interactions not yet due (a heap of a few minutes of
+traffic). Records come out in non-decreasing event time:
+
+1. at ``start_ms``, the judgments of ``judged_share`` of every query's candidates;
+2. impressions, Poisson at ``rate`` per event second, each for a Zipf-drawn query, served by the
+   control or the treatment ranker (``treatment_share`` of requests), degraded after
+   ``regression_at_ms`` when served by the treatment;
+3. their interactions (click, dwell, add_to_cart, purchase), seconds to minutes later;
+4. a trickle of judgments of pairs not judged yet (``judgment_rate`` per event second);
+5. optionally noise records (duplicates, invalid JSON) right after an impression or click.
+
+Independent random streams (catalogue, arrivals, rankers, regression, clicks, judgments, noise)
+are derived from the seed, so switching the regression on changes nothing before it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections.abc import Iterator
+
+from streameval.sim import records
+from streameval.sim.behaviour import degrade, interactions, rank
+from streameval.sim.catalogue import Catalogue, build_catalogue
+from streameval.sim.config import GRADES, SimConfig
+from streameval.sim.records import SimRecord
+
+CONTROL = "control"
+TREATMENT = "treatment"
+
+
+def _rng(config: SimConfig, stream: str) -> random.Random:
+    return random.Random(f"streameval-sim:{config.seed}:{stream}")
+
+
+def catalogue_of(config: SimConfig) -> Catalogue:
+    """The catalogue :func:`traffic` uses for ``config`` (same seed, same catalogue)."""
+    return build_catalogue(config, _rng(config, "catalogue"))
+
+
+def rater_grade(true_grade: int, noise: float, rng: random.Random) -> int:
+    """The true grade, or with probability ``noise`` one off (within 0..3)."""
+    if rng.random() >= noise:
+        return true_grade
+    step = rng.choice((-1, 1))
+    if not 0 <= true_grade + step < GRADES:
+        step = -step
+    return true_grade + step
+
+
+def _judgment(
+    catalogue: Catalogue, pair: tuple[int, int], config: SimConfig, rng: random.Random, time_ms: int
+) -> SimRecord:
+    q, c = pair
+    query = catalogue.queries[q]
+    doc = query.doc_ids[c]
+    grade = rater_grade(query.grades[c], config.rater_noise, rng)
+    judge = f"rater-{rng.randrange(config.raters) + 1}"
+    raw = records.judgment(query.query_id, doc, grade, judge, time_ms)
+    return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+
+
+def _split_judged(
+    catalogue: Catalogue, config: SimConfig, rng: random.Random
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(pairs judged at the start, the others in the order the trickle judges them)."""
+    per_query = round(config.judged_share * config.candidates)
+    first: list[tuple[int, int]] = []
+    later: list[tuple[int, int]] = []
+    for q in range(len(catalogue.queries)):
+        chosen = set(rng.sample(range(config.candidates), per_query))
+        for c in range(config.candidates):
+            (first if c in chosen else later).append((q, c))
+    rng.shuffle(later)
+    later.reverse()  # popped from the end
+    return first, later
+
+
+def _next(t: float, rate: float, rng: random.Random) -> float:
+    return t + rng.expovariate(rate) * 1000.0 if rate > 0 else math.inf
+
+
+def traffic(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
+    """The simulated stream from ``start_ms`` (epoch milliseconds, event time)."""
+    stream = _events(config, start_ms)
+    if config.noise_share <= 0:
+        return stream
+    return _with_noise(stream, config.noise_share, _rng(config, "noise"))
+
+
+def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
+    catalogue = catalogue_of(config)
+    judge_rng = _rng(config, "judgments")
+    arrivals = _rng(config, "arrivals")
+    rankers = _rng(config, "rankers")
+    regression = _rng(config, "regression")
+    clicks = _rng(config, "clicks")
+    prefix = format(_rng(config, f"ids:{start_ms}").getrandbits(32), "08x")
+
+    first, later = _split_judged(catalogue, config, judge_rng)
+    for pair in first:
+        yield _judgment(catalogue, pair, config, judge_rng, start_ms)
+
+    end = math.inf if config.duration_ms is None else start_ms + config.duration_ms
+    regress_from = (
+        math.inf if config.regression_at_ms is None else start_ms + config.regression_at_ms
+    )
+    labels = {
+        CONTROL: {"ranker": config.control.name, "arm": CONTROL},
+        TREATMENT: {"ranker": config.treatment.name, "arm": TREATMENT},
+    }
+    pending: list[tuple[int, int, SimRecord]] = []  # (time, sequence, record): a min-heap
+    seq = 0
+    imp_t = _next(float(start_ms), config.rate, arrivals)
+    jud_t = _next(float(start_ms), config.judgment_rate if later else 0.0, judge_rng)
+    n = 0
+    while True:
+        t = min(imp_t, jud_t)
+        if t >= end:
+            break
+        now = int(t)
+        while pending and pending[0][0] <= now:
+            yield heapq.heappop(pending)[2]
+        if jud_t <= imp_t:
+            yield _judgment(catalogue, later.pop(), config, judge_rng, now)
+            jud_t = _next(jud_t, config.judgment_rate if later else 0.0, judge_rng)
+            continue
+        imp_t = _next(imp_t, config.rate, arrivals)
+        q = catalogue.pick(arrivals.random())
+        arm = TREATMENT if arrivals.random() < config.treatment_share else CONTROL
+        ranker = config.treatment if arm == TREATMENT else config.control
+        query = catalogue.queries[q]
+        shown = rank(query, ranker.noise, config.page_size, rankers)
+        if arm == TREATMENT and now >= regress_from:
+            shown = degrade(shown, config.regression_size, q, catalogue, regression)
+        request_id = f"{prefix}-{n:08d}"
+        n += 1
+        raw = records.impression(
+            request_id,
+            now,
+            query_id=query.query_id,
+            query=query.text,
+            doc_ids=shown.doc_ids,
+            labels=labels[arm],
+        )
+        yield SimRecord(now, "impression", request_id, raw)
+        for j, act in enumerate(interactions(shown, config, clicks)):
+            at = now + act.delay_ms
+            raw = records.interaction(
+                request_id,
+                at,
+                event_id=f"{request_id}.{j}",
+                doc_id=act.doc_id,
+                position=act.position,
+                action=act.action,
+                dwell_ms=act.dwell_ms,
+            )
+            heapq.heappush(pending, (at, seq, SimRecord(at, "click", request_id, raw)))
+            seq += 1
+    while pending:
+        yield heapq.heappop(pending)[2]
+
+
+def _with_noise(
+    stream: Iterator[SimRecord], share: float, rng: random.Random
+) -> Iterator[SimRecord]:
+    for record in stream:
+        yield record
+        if record.kind == "judgment" or rng.random() >= share:
+            continue
+        if rng.random() < 0.5:
+            yield record  # redelivered: an exact duplicate
+        else:
+            yield record._replace(raw=record.raw[: len(record.raw) // 2])  # truncated JSON
