@@ -181,7 +181,7 @@ Labels = Annotated[dict[LabelKey, LabelValue], annotated_types.MaxLen(MAX_LABELS
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
-# --- ranked results: validated as strings or objects, stored as interned ids -------------------
+# --- ranked results: validated as strings or objects, stored as ids ----------------------------
 
 
 class ResultItem(TypedDict):
