@@ -8,8 +8,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Install the package (and only its runtime dependencies), then drop the sources: the image runs
-# the installed `streameval` entry point, not a checkout.
-COPY pyproject.toml README.md /tmp/build/
+# the installed `streameval` entry point, not a checkout. README* (pyproject's `readme`, the
+# package's long description) is a pattern so that a checkout without it still builds.
+COPY pyproject.toml README* /tmp/build/
 COPY streameval /tmp/build/streameval
 RUN pip install /tmp/build && rm -rf /tmp/build
 

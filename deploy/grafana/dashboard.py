@@ -300,6 +300,21 @@ def rows() -> tuple[Row, ...]:
                     "fires when the whole band is below 0 and below -0.01 for 5 minutes.",
                 ),
                 Panel(
+                    "NDCG@$k over the last hour of processing, from the cumulative counters",
+                    (
+                        Query(
+                            f'{ndcg}:mean_rate1h{{k="$k", relevance="$relevance", {SEG}}}',
+                            "{{ranker}}/{{arm}}",
+                        ),
+                    ),
+                    width=24,
+                    height=7,
+                    decimals=3,
+                    description="rate(ndcg_sum_total) / rate(lists_scored_total) over 1h: "
+                    "processing time, not event time, but cheap over weeks and unaffected by "
+                    "restarts. Use it for long ranges; the windows above for the live read-out.",
+                ),
+                Panel(
                     "NDCG@$k, arm $arm, 95 % CI band",
                     (
                         Query(
