@@ -88,7 +88,17 @@ class JudgmentReader:
         except KafkaError as error:
             raise KafkaUnavailableError(f"judgment end offsets: {error}") from error
         deadline = self._clock() + timeout_s
-        behind = {tp for tp in self._partitions if consumer.position(tp) < ends[tp]}
+
+        def position(tp: TopicPartition) -> int:
+            # Bounded: position() may ask the broker (the first time, after the seek).
+            left_ms = max(1, int((deadline - self._clock()) * 1000))
+            try:
+                found = consumer.position(tp, timeout_ms=left_ms)
+            except KafkaError as error:
+                raise KafkaUnavailableError(f"judgment position of {tp}: {error}") from error
+            return -1 if found is None else int(found)  # None: not known yet, so still behind
+
+        behind = {tp for tp in self._partitions if position(tp) < ends[tp]}
         while behind:
             if self._clock() > deadline:
                 left = ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(behind))
@@ -96,7 +106,7 @@ class JudgmentReader:
                     f"judgment topics not read to their end within {timeout_s}s: {left}"
                 )
             yield from self._poll(_READ_POLL_MS)
-            behind = {tp for tp in behind if consumer.position(tp) < ends[tp]}
+            behind = {tp for tp in behind if position(tp) < ends[tp]}
 
     def poll(self, timeout_ms: int = 0) -> list[RawRecord]:
         """Records that arrived since the last read (waits up to ``timeout_ms`` for some)."""
