@@ -25,7 +25,7 @@ Grades are finite numbers (the event decoder guarantees it); NaN would make sort
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from heapq import nlargest
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, repeat
 from operator import itemgetter, mul, truediv
 
 from streameval.score.discount import discount_table
@@ -34,6 +34,8 @@ from streameval.score.spec import MetricSpec
 
 #: pools longer than this many times max(ks) are cut with a heap instead of a full sort
 _HEAP_FACTOR = 8
+#: memoized ideal DCGs per Scorer; the dict is emptied when it reaches this size
+_IDEAL_CACHE_SIZE = 4096
 
 
 def ideal_gains(values: Iterable[float]) -> list[float]:
@@ -70,6 +72,13 @@ class CutoffScores:
         return self.ndcg[0] is not None
 
 
+_new = object.__new__
+_set_ks = CutoffScores.__dict__["ks"].__set__
+_set_dcg = CutoffScores.__dict__["dcg"].__set__
+_set_idcg = CutoffScores.__dict__["idcg"].__set__
+_set_ndcg = CutoffScores.__dict__["ndcg"].__set__
+
+
 def _picker(indices: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
     if len(indices) == 1:
         (only,) = indices
@@ -78,12 +87,24 @@ def _picker(indices: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float
     return getter
 
 
+def _prefix_sums(gains: Iterable[float], discounts: tuple[float, ...]) -> list[float]:
+    """DCG@1..DCG@len(discounts): at most len(discounts) terms, zero-gain padded."""
+    prefix = list(accumulate(map(mul, gains, discounts)))  # map stops at the table's end
+    missing = len(discounts) - len(prefix)
+    if missing:
+        prefix.extend(repeat(prefix[-1] if prefix else 0.0, missing))
+    return prefix
+
+
 @dataclass(frozen=True, slots=True)
 class Scorer:
     """The hot path: scores one ranked list at every cutoff of ``spec`` in one pass.
 
     Everything that depends only on the spec (discount table up to max(ks), the cutoff
-    indices, the no-relevance result) is computed once here, never per call.
+    indices, the no-relevance result) is computed once here, never per call. The ideal DCGs
+    depend only on the best max(ks) grades of the ideal pool, which repeat a lot (grades
+    are few small numbers), so they are memoized per Scorer in a bounded dict: a pure cache,
+    invisible in results, safe under the GIL (a race at worst computes an entry twice).
     """
 
     spec: MetricSpec
@@ -94,6 +115,9 @@ class Scorer:
     )
     _zeros: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _nones: tuple[None, ...] = field(init=False, repr=False, compare=False)
+    _ideal_cache: dict[tuple[float, ...], tuple[float, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         ks = self.spec.ks
@@ -102,6 +126,20 @@ class Scorer:
         object.__setattr__(self, "_pick", _picker(tuple(k - 1 for k in ks)))
         object.__setattr__(self, "_zeros", (0.0,) * len(ks))
         object.__setattr__(self, "_nones", (None,) * len(ks))
+        object.__setattr__(self, "_ideal_cache", {})
+
+    def _ideal_dcg(self, top: tuple[float, ...]) -> tuple[float, ...]:
+        """IDCG at every k from the best max(ks) grades of the pool, descending (memoized)."""
+        gains: Iterable[float] = top
+        if self._exponential:
+            gains = _exponential_gains(top)
+        positive = [g for g in gains if g > 0]  # negative gains never enter the ideal
+        idcg = self._pick(_prefix_sums(positive, self._discounts)) if positive else self._zeros
+        cache = self._ideal_cache
+        if len(cache) >= _IDEAL_CACHE_SIZE:
+            cache.clear()
+        cache[top] = idcg
+        return idcg
 
     def score(self, grades: Sequence[float], ideal_pool: Sequence[float]) -> CutoffScores:
         """Score one list.
@@ -110,27 +148,38 @@ class Scorer:
         repeated and unjudged documents, see ``grades_in_rank_order``). ``ideal_pool``: the
         grades the ideal ordering is built from (every judged doc of the query, or the
         list's own grades); it must contain the list's positive grades for NDCG ≤ 1.
-        The ideal is sorted once and every cutoff is read off one cumulative sum.
+        The pool is sorted once and every cutoff is read off one cumulative sum.
         """
         disc = self._discounts
         kmax = len(disc)
         if len(ideal_pool) > _HEAP_FACTOR * kmax:
-            ideal: Sequence[float] = nlargest(kmax, ideal_pool)
+            top = tuple(nlargest(kmax, ideal_pool))
         else:
-            ideal = sorted(ideal_pool, reverse=True)[:kmax]
-        gains: Iterable[float] = grades
-        if self._exponential:
-            try:
-                gains = [2.0**g - 1.0 for g in grades[:kmax]]
-                ideal = [2.0**g - 1.0 for g in ideal]
-            except OverflowError as exc:
-                raise ScoreInputError("exponential gain overflows (grade >= 1024)") from exc
-        pick = self._pick
-        # zip-like map stops at the discount table: at most kmax terms, zero-padded
-        dcg = pick(list(accumulate(map(mul, chain(gains, repeat(0.0)), disc))))
-        if not ideal or ideal[0] <= 0:
-            return CutoffScores(self.spec.ks, dcg, self._zeros, self._nones)
-        if ideal[-1] < 0:
-            ideal = [g for g in ideal if g > 0]
-        idcg = pick(list(accumulate(map(mul, chain(ideal, repeat(0.0)), disc))))
-        return CutoffScores(self.spec.ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
+            top = tuple(sorted(ideal_pool, reverse=True)[:kmax])
+        idcg = self._ideal_cache.get(top)
+        if idcg is None:
+            idcg = self._ideal_dcg(top)
+        prefix = list(
+            accumulate(
+                map(mul, _exponential_gains(grades[:kmax]) if self._exponential else grades, disc)
+            )
+        )
+        if len(prefix) < kmax:  # a list shorter than max(ks): zero-gain padding
+            prefix.extend(repeat(prefix[-1] if prefix else 0.0, kmax - len(prefix)))
+        dcg = self._pick(prefix)
+        # built through the slot descriptors: the object the frozen __init__ makes, at half
+        # its cost (that __init__ calls object.__setattr__ once per field)
+        scores: CutoffScores = _new(CutoffScores)
+        _set_ks(scores, self.spec.ks)
+        _set_dcg(scores, dcg)
+        _set_idcg(scores, idcg)
+        _set_ndcg(scores, self._nones if idcg is self._zeros else tuple(map(truediv, dcg, idcg)))
+        return scores
+
+
+def _exponential_gains(grades: Iterable[float]) -> list[float]:
+    """2^g − 1 of each grade; ScoreInputError when a grade is too large for a float."""
+    try:
+        return [2.0**g - 1.0 for g in grades]
+    except OverflowError as exc:
+        raise ScoreInputError("exponential gain overflows (grade >= 1024)") from exc

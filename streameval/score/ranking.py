@@ -1,6 +1,7 @@
 """From a ranked list of doc ids to the grade sequence the scorer reads."""
 
 from collections.abc import Container, Mapping, Sequence
+from itertools import repeat
 
 from streameval.score.errors import ScoreInputError
 
@@ -13,15 +14,15 @@ def grades_in_rank_order(
     A doc repeated in the list gains only at its first position: later repeats get 0, and
     positions are kept (DESIGN §2), so the docs after a repeat keep their rank.
     """
-    seen: set[str] = set()
-    out: list[float] = []
-    for doc in doc_ids:
-        if doc in seen:
-            out.append(0.0)
-        else:
-            seen.add(doc)
-            out.append(grade_of.get(doc, default))
-    return out
+    grades = list(map(grade_of.get, doc_ids, repeat(default, len(doc_ids))))
+    if len(set(doc_ids)) < len(doc_ids):  # the rare list with a repeated doc
+        seen: set[str] = set()
+        for position, doc in enumerate(doc_ids):
+            if doc in seen:
+                grades[position] = 0.0
+            else:
+                seen.add(doc)
+    return grades
 
 
 def judged_in_rank_order(doc_ids: Sequence[str], judged: Container[str]) -> list[bool]:

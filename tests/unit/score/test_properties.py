@@ -218,3 +218,18 @@ def test_zero_padding_changes_nothing(spec: MetricSpec, grades: list[float], pad
 def test_condensing_a_fully_judged_list_is_identity(grades: list[float]) -> None:
     assert condensed(grades, [True] * len(grades)) == grades
     assert condensed(grades, [False] * len(grades)) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    docs=st.lists(st.sampled_from("abcdefgh"), max_size=20),
+    grade_of=st.dictionaries(st.sampled_from("abcdef"), signed_grade),
+)
+def test_grades_in_rank_order_matches_a_naive_join(
+    docs: list[str], grade_of: dict[str, float]
+) -> None:
+    expected = [
+        0.0 if doc in docs[:position] else grade_of.get(doc, -9.0)
+        for position, doc in enumerate(docs)
+    ]
+    assert grades_in_rank_order(docs, grade_of, default=-9.0) == expected
