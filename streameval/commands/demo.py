@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     sim = sim_config(args)
-    start_ms = int(time.time() * 1000)  # the only clock read: where event time starts
+    # The only clock read: where event time starts. On a bucket boundary, so that every run with
+    # the same seed and settings shows the same numbers (windows are made of aligned buckets).
+    now_ms = int(time.time() * 1000)
+    start_ms = now_ms - now_ms % settings.evaluation.bucket
     demo = Demo(settings, sim, start_ms=start_ms)
     stop = threading.Event()
     server = demo.server(args.host, args.port)

@@ -9,6 +9,11 @@ from dataclasses import replace
 from streameval.durations import format_duration, parse_duration
 from streameval.sim.config import SimConfig
 
+#: The default seed. Its traffic, through the default settings with the demo's defaults, shows no
+#: spurious "regression" on the status page before the real one (some seeds do: the page looks at
+#: every window on every tick, so by chance an A/A difference now and then clears its bands).
+DEFAULT_SEED = 2
+
 
 def duration(text: str) -> int:
     """argparse type: a duration ("90s", "10m", "1h") in milliseconds."""
@@ -104,7 +109,12 @@ def add_traffic_arguments(
         help="share of impressions and clicks followed by a noise record (half duplicates, half "
         "invalid JSON), to see the intake accounting at work (default 0)",
     )
-    g.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    g.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"random seed: the same seed gives the same traffic (default {DEFAULT_SEED})",
+    )
 
 
 def sim_config(args: argparse.Namespace) -> SimConfig:

@@ -45,10 +45,8 @@ class Interaction:
 def rank(query: Query, noise: float, page_size: int, rng: random.Random) -> Shown:
     """The top ``page_size`` candidates by noisy score (ties broken by candidate order)."""
     gauss = rng.gauss
-    scored = sorted(
-        range(len(query.grades)),
-        key=lambda i: -(query.grades[i] + (gauss(0.0, noise) if noise else 0.0)),
-    )[:page_size]
+    keys = [g + gauss(0.0, noise) for g in query.grades] if noise else list(query.grades)
+    scored = sorted(range(len(keys)), key=keys.__getitem__, reverse=True)[:page_size]
     return Shown(tuple(query.doc_ids[i] for i in scored), tuple(query.grades[i] for i in scored))
 
 

@@ -1,0 +1,208 @@
+"""``streameval demo``: the simulator through the pipeline, served over HTTP, without pacing.
+
+The regression's size is the expected relative drop of the treatment's judged NDCG@k (see
+``tests/unit/sim/test_regression.py``). Tolerance here: the 5m window at 10 impressions/s holds
+~1500 lists per arm, ~1250 with a judged relevant doc; NDCG@10's sd is ~0.25 around 0.56, so
+each arm's mean has a relative standard error of 0.25 / 0.56 / sqrt(1250) = 1.3 % and the ratio
+of the arms 1.8 %: ±0.07 is about 4 standard errors.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from streameval.cli import main
+from streameval.config import load_settings
+from streameval.demo import Demo, DemoTick, no_pacing, wall_pacer
+from streameval.sim import SimConfig
+
+START_MS = 1_700_000_000_000
+MINUTE = 60_000
+SIZE = 0.25
+
+
+def _get(url: str) -> tuple[int, str, bytes]:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.status, response.headers["Content-Type"], response.read()
+
+
+def _ndcg(metrics: str, **labels: str) -> dict[str, float]:
+    """streameval_ndcg by arm, for the samples matching ``labels``."""
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(metrics):
+        for sample in family.samples:
+            if sample.name == "streameval_ndcg" and all(
+                sample.labels.get(k) == v for k, v in labels.items()
+            ):
+                out[sample.labels["arm"]] = sample.value
+    return out
+
+
+@pytest.fixture(scope="module")
+def served() -> dict[str, Any]:
+    """30 event minutes, regression at 10, scraped over HTTP once the driver has stopped."""
+    sim = SimConfig(
+        rate=10.0,
+        queries=300,
+        candidates=20,
+        regression_at_ms=10 * MINUTE,
+        regression_size=SIZE,
+        seed=5,
+    )
+    demo = Demo(load_settings(), sim, start_ms=START_MS)
+    end = START_MS + 30 * MINUTE
+    ticks: list[DemoTick] = []
+    with demo.server("127.0.0.1", 0) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        demo.run(lambda event_ms: event_ms < end, on_tick=ticks.append)
+        return {
+            "demo": demo,
+            "ticks": ticks,
+            "metrics": _get(f"{base}/metrics")[2].decode(),
+            "status": json.loads(_get(f"{base}/api/status")[2]),
+            "page": _get(f"{base}/"),
+        }
+
+
+def test_the_5m_window_after_the_regression_shows_the_configured_drop(
+    served: dict[str, Any],
+) -> None:
+    status = served["status"]
+    # horizon = newest event - 10 s lateness - 5 min attribution; the 5m window before it is
+    # wholly after the regression at +10m
+    assert status["horizon_ms"] - 5 * MINUTE >= START_MS + 10 * MINUTE
+    assert status["horizon_ms"] <= START_MS + 30 * MINUTE - 5 * MINUTE
+    ndcg = _ndcg(served["metrics"], k="10", window="5m", relevance="judged")
+    assert set(ndcg) == {"control", "treatment"}
+    assert abs(ndcg["treatment"] / ndcg["control"] - (1 - SIZE)) < 0.07
+    # the 1h window still holds 10 minutes before the regression: a smaller drop
+    hour = _ndcg(served["metrics"], k="10", window="1h", relevance="judged")
+    assert 1 - SIZE < hour["treatment"] / hour["control"] < 1.0
+
+
+def test_the_status_page_and_its_json_show_both_arms(served: dict[str, Any]) -> None:
+    status_code, content_type, body = served["page"]
+    assert status_code == 200
+    assert content_type.startswith("text/html")
+    assert b"api/status" in body
+    status = served["status"]
+    arms = {row["labels"]["arm"] for row in status["ndcg"]}
+    assert arms == {"control", "treatment"}
+    rankers = {row["labels"]["ranker"] for row in status["ndcg"]}
+    assert rankers == {"bm25-v1", "ltr-v2"}
+    assert status["judgments"] > 0
+    assert status["intake"]["records_read"] == served["demo"].latest().intake.records_read
+
+
+def test_one_history_point_per_tick_and_the_treatment_line_falls(served: dict[str, Any]) -> None:
+    history = served["status"]["history"]
+    ticks = served["ticks"]
+    # one tick per 10 s bucket over 30 minutes; a point from the first tick with a horizon on
+    assert len(ticks) == 180
+    assert [t.event_ms - START_MS for t in ticks[:2]] == [10_000, 20_000]
+    with_horizon = [t for t in ticks if t.snapshot.horizon_ms is not None]
+    assert len(history["horizons_ms"]) == len(with_horizon)
+    series = {
+        row["segment"][1]: row["mean"]
+        for row in history["series"]
+        if row["window"] == "5m" and row["relevance"] == "judged" and row["k"] == 10
+    }
+    treatment, control = series["treatment"], series["control"]
+    before = [i for i, h in enumerate(history["horizons_ms"]) if h <= START_MS + 10 * MINUTE]
+    assert before
+    i, last = before[-1], len(treatment) - 1
+    assert treatment[i] / control[i] > 0.9
+    assert treatment[last] / control[last] < 0.85
+
+
+def test_metrics_account_for_every_record(served: dict[str, Any]) -> None:
+    values: dict[str, float] = {}
+    for family in text_string_to_metric_families(served["metrics"]):
+        for sample in family.samples:
+            if sample.name in ("streameval_records_read_total", "streameval_events_total"):
+                key = sample.name + sample.labels.get("type", "")
+                values[key] = sample.value
+    read = values["streameval_records_read_total"]
+    accepted = sum(v for k, v in values.items() if k.startswith("streameval_events_total"))
+    assert read == accepted > 0  # noise off: every record accepted
+    assert values["streameval_events_totaljudgment"] >= 0.5 * 300 * 20
+
+
+def test_same_seed_same_numbers() -> None:
+    sim = SimConfig(rate=5.0, queries=100, candidates=20, duration_ms=8 * MINUTE, seed=3)
+    first = Demo(load_settings(), sim, start_ms=START_MS).run(no_pacing())
+    second = Demo(load_settings(), sim, start_ms=START_MS).run(no_pacing())
+    assert first == second
+    assert first.intake.records_read > 0
+    # the traffic ended (duration set): every list finalized, none left open
+    assert first.open_lists == 0
+
+
+def test_a_set_stop_event_ends_the_run_at_the_next_tick() -> None:
+    stop = threading.Event()
+    ticks: list[DemoTick] = []
+
+    def on_tick(tick: DemoTick) -> None:
+        ticks.append(tick)
+        if len(ticks) == 3:
+            stop.set()
+
+    sim = SimConfig(rate=5.0, queries=100, candidates=20, seed=3)  # endless
+    Demo(load_settings(), sim, start_ms=START_MS).run(no_pacing(stop), on_tick=on_tick)
+    assert len(ticks) == 3
+
+
+class _RecordingEvent(threading.Event):
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits.append(0.0 if timeout is None else timeout)
+        return self.is_set()
+
+
+def test_the_wall_pacer_holds_each_tick_until_it_is_due() -> None:
+    # speed 60: 10 event seconds are 1/6 wall second. The clock reads 100.0 at the first call,
+    # then 100.05 (the tick is due at 100 + 10/60 = 100.1667: wait 0.1167), then 101.0 (the
+    # tick at 20 s is due at 100.3333: late, no wait).
+    readings = iter([100.0, 100.05, 101.0])
+    stop = _RecordingEvent()
+    pace = wall_pacer(START_MS, 60.0, stop, clock=lambda: next(readings))
+    assert pace(START_MS)
+    assert pace(START_MS + 10_000)
+    assert pace(START_MS + 20_000)
+    assert stop.waits == [pytest.approx(10 / 60 - 0.05)]
+    stop.set()
+    assert not no_pacing(stop)(START_MS)
+
+
+def test_the_command_serves_prints_the_url_and_the_final_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            *("demo", "--port", "0", "--duration", "3m", "--speed", "1e6", "--rate", "5"),
+            *("--queries", "100", "--regression-at", "1m"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "status page: http://127.0.0.1:" in out
+    assert "the treatment ranker regresses now" in out
+    assert "judged" in out and "treatment" in out
+    assert "stopped after" in out
+
+
+def test_help_says_the_demo_serves_this_machine_only(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["demo", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default 127.0.0.1" in out
+    assert "0 picks a free one" in out
