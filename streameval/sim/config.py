@@ -84,7 +84,7 @@ class SimConfig:
     max_interaction_delay_ms: int = 240_000
 
     # --- explicit judgments ---
-    #: share of (query, doc) pairs judged at the start (exact per query, rounded)
+    #: share of (query, doc) pairs judged at the start (exact per query: round(share * candidates))
     judged_share: float = 0.5
     #: further judgments of not yet judged pairs, per event second, after the start
     judgment_rate: float = 0.1
