@@ -10,6 +10,10 @@ of the arms 1.8 %: ±0.07 is about 4 standard errors.
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import urllib.request
 from typing import Any
@@ -206,3 +210,32 @@ def test_help_says_the_demo_serves_this_machine_only(capsys: pytest.CaptureFixtu
     out = " ".join(capsys.readouterr().out.split())
     assert "default 127.0.0.1" in out
     assert "0 picks a free one" in out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_command_stops_cleanly_on_sigterm_and_ctrl_c(signum: int) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streameval.cli", "demo", "--port", "0", "--rate", "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        url = None
+        for line in proc.stdout:
+            if line.startswith("status page: "):
+                url = line.split()[2].rstrip("/")
+                break
+        assert url is not None and url.startswith("http://127.0.0.1:")
+        assert _get(f"{url}/healthz")[2] == b"ok\n"
+        proc.send_signal(signum)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "stopped after" in rest
+    with pytest.raises(OSError):
+        _get(f"{url}/healthz")
