@@ -165,7 +165,12 @@ def run(args: argparse.Namespace) -> int:
 def _warn_if_not_copartitioned(producer: Any, impressions: str | None, clicks: str | None) -> None:
     if impressions is None or clicks is None or impressions == clicks:
         return
-    counts = {topic: producer.partitions_for(topic) for topic in (impressions, clicks)}
+    from kafka.errors import KafkaError
+
+    try:
+        counts = {topic: producer.partitions_for(topic) for topic in (impressions, clicks)}
+    except KafkaError:  # no metadata yet (e.g. topics created on first write): nothing to check
+        return
     sizes = {topic: len(parts) for topic, parts in counts.items() if parts}
     if len(sizes) == 2 and len(set(sizes.values())) > 1:
         print(
