@@ -50,6 +50,8 @@ class KafkaSettings(BaseModel):
     client_id: str = "streameval"
     #: how often offsets (with their checkpoint) are committed (extension)
     commit_interval: Duration = 5_000
+    #: a member silent for this long leaves the group and its partitions move (extension)
+    session_timeout: Duration = 45_000
     # security settings, passed through to the Kafka client
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: str | None = None

@@ -35,7 +35,7 @@ from streameval.kafka.dlq import DeadLetterSink
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
-from streameval.kafka.stream import EventStream, source_of
+from streameval.kafka.stream import Commits, EventStream, source_of
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -97,7 +97,8 @@ class Daemon:
         self._pipeline = Pipeline(settings.evaluation, dead_letter=self._dead_letter)
         self._box = SnapshotBox(self._pipeline.snapshot())
         self._ready = False
-        self._catch_up_to: dict[TopicPartition, int] = {}
+        # end offsets to reach before /readyz says ready (None: no assignment yet)
+        self._catch_up_to: dict[TopicPartition, int] | None = None
         self._lag: dict[tuple[str, int], int] = {}
         self._stream: EventStream | None = None
         self._registry = CollectorRegistry()
@@ -134,6 +135,7 @@ class Daemon:
                 client=self._client,
                 auto_offset_reset=kafka.auto_offset_reset,
                 on_revoke=self._on_revoke,
+                session_timeout_ms=kafka.session_timeout,
             )
             self._loop(stop, judgments)
         finally:
@@ -194,16 +196,13 @@ class Daemon:
 
     # --- rebalance ----------------------------------------------------------------------------
 
-    def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> None:
-        """Inside poll: commit what the revoked partitions' state needs (unless lost)."""
+    def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> Commits:
+        """Inside poll: what to commit for the revoked partitions (nothing when lost)."""
         self._ready = False
-        if not lost:
-            try:
-                self._commit(partitions)
-            except KafkaError as exc:
-                _LOG.warning("commit on revocation failed: %s", exc)
+        commits = {} if lost else self._commits(partitions)
         for tp in partitions:
             self._pipeline.forget_source(source_of(tp.topic, tp.partition))
+        return commits
 
     def _rebuild(self, assignment: set[TopicPartition]) -> None:
         """A new assignment: start the stream state afresh and re-read from the commits."""
@@ -237,18 +236,19 @@ class Daemon:
             hw = stream.highwater(tp)
             idle = hw is not None and pos is not None and pos >= hw
             self._pipeline.set_idle(source, idle)
-            target = self._catch_up_to.get(tp)
+            target = None if self._catch_up_to is None else self._catch_up_to.get(tp)
             if target is not None and (pos is None or pos < target):
                 caught_up = False
-        if caught_up and not self._ready:
+        if caught_up and not self._ready and self._catch_up_to is not None:
             self._ready = True
-            self._catch_up_to = {}
             _LOG.info("caught up: ready")
 
     def _commit(self, partitions: set[TopicPartition]) -> None:
-        stream = self._stream
-        if stream is None or not partitions:
-            return
+        if self._stream is not None and partitions:
+            self._stream.commit(self._commits(partitions))
+
+    def _commits(self, partitions: set[TopicPartition]) -> Commits:
+        """Per partition: the oldest offset the state still needs, and the checkpoint."""
         offsets = self._pipeline.commit_offsets()
         positions = self._pipeline.read_positions()
         horizon = self._pipeline.horizon
@@ -257,7 +257,7 @@ class Daemon:
             source = source_of(tp.topic, tp.partition)
             if source in offsets:
                 to_commit[tp] = (offsets[source], Checkpoint(horizon, positions[source]))
-        stream.commit(to_commit)
+        return to_commit
 
     # --- dead letters and shutdown ------------------------------------------------------------
 

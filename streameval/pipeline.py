@@ -133,9 +133,9 @@ class Pipeline:
                 counted_before=horizon_before is not None and event.timestamp <= horizon_before,
             )
             for click_outcome, click_counted in resolved:
-                if click_counted:
+                if click_counted:  # read (and counted pending) earlier: now its final outcome
                     self._intake.pending -= 1
-                    self._count(click_outcome, "click", True)
+                    self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
             if outcome is Outcome.ACCEPTED:
                 self._evict_over_cap()
@@ -150,11 +150,12 @@ class Pipeline:
             self.advance()
         return Offered(outcome, kind)
 
-    def _count(self, outcome: Outcome, kind: str, count: bool) -> None:
+    def _count(self, outcome: Outcome, kind: str, count: bool, *, new_record: bool = True) -> None:
         if not count:
             return
         intake = self._intake
-        intake.read += 1
+        if new_record:
+            intake.read += 1
         if outcome is Outcome.ACCEPTED:
             intake.accepted[kind] += 1
         elif outcome is Outcome.DUPLICATE:

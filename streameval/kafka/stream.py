@@ -1,9 +1,10 @@
 """The impression and click topics, read in a consumer group: records, rebalances, commits.
 
-Only Kafka I/O lives here. Rebalance callbacks do not touch the pipeline: a revocation calls
-``on_revoke`` (the daemon commits what it has), an assignment is queued and handed out by
-:meth:`EventStream.take_assignment` after the poll that caused it, before any record of the
-new assignment is processed.
+Only Kafka I/O lives here. A revocation asks ``on_revoke`` what to commit for the revoked
+partitions and commits it before they move (kafka-python runs listeners on its I/O loop, so the
+listener is the async kind and awaits the commit); an assignment is queued and handed out by
+:meth:`EventStream.take_assignment` after the poll that caused it, before any record of the new
+assignment is processed.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kafka import KafkaConsumer, TopicPartition
-from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
@@ -30,18 +30,26 @@ def source_of(topic: str, partition: int) -> str:
     return f"{topic}/{partition}"
 
 
-class _Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+Commits = Mapping[TopicPartition, tuple[int, Checkpoint]]
+
+
+class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, stream: EventStream) -> None:
         self._stream = stream
 
-    def on_partitions_revoked(self, revoked: Any) -> None:
-        self._stream._revoked(set(revoked), lost=False)
+    async def on_partitions_revoked(self, revoked: Any) -> None:
+        offsets = self._stream._on_revoke(set(revoked), False)
+        if offsets:
+            try:
+                await self._stream._commit_future(offsets)
+            except KafkaError as exc:
+                _LOG.warning("commit of revoked partitions failed: %s", exc)
 
-    def on_partitions_lost(self, lost: Any) -> None:
-        self._stream._revoked(set(lost), lost=True)
+    async def on_partitions_lost(self, lost: Any) -> None:
+        self._stream._on_revoke(set(lost), True)  # lost: nothing may be committed
 
-    def on_partitions_assigned(self, assigned: Any) -> None:
-        self._stream._assigned(set(assigned))
+    async def on_partitions_assigned(self, assigned: Any) -> None:
+        self._stream._assignment = set(assigned)
 
 
 class EventStream:
@@ -52,8 +60,9 @@ class EventStream:
         group_id: str,
         client: Mapping[str, object],
         auto_offset_reset: str,
-        on_revoke: Callable[[set[TopicPartition], bool], None],
+        on_revoke: Callable[[set[TopicPartition], bool], Commits],
         max_poll_records: int = 5000,
+        session_timeout_ms: int = 45_000,
     ) -> None:
         self._on_revoke = on_revoke
         self._assignment: set[TopicPartition] | None = None
@@ -65,6 +74,8 @@ class EventStream:
                 auto_offset_reset=auto_offset_reset,
                 partition_assignment_strategy=[CoPartitionedAssignor],
                 max_poll_records=max_poll_records,
+                session_timeout_ms=session_timeout_ms,
+                heartbeat_interval_ms=max(1_000, session_timeout_ms // 3),
             )
         except KafkaError as exc:
             raise KafkaUnavailableError(f"cannot connect to Kafka: {exc}") from exc
@@ -77,15 +88,6 @@ class EventStream:
     @property
     def consumer(self) -> Any:
         return self._consumer
-
-    # --- rebalance callbacks (run inside poll) ----------------------------------------------
-
-    def _revoked(self, partitions: set[TopicPartition], lost: bool) -> None:
-        if partitions:
-            self._on_revoke(partitions, lost)
-
-    def _assigned(self, partitions: set[TopicPartition]) -> None:
-        self._assignment = partitions
 
     def take_assignment(self) -> set[TopicPartition] | None:
         """The partitions assigned by the last poll's rebalance, once; None if none happened."""
@@ -133,15 +135,20 @@ class EventStream:
             return None
         return pos
 
-    def commit(self, offsets: Mapping[TopicPartition, tuple[int, Checkpoint]]) -> None:
-        if not offsets:
-            return
-        self._consumer.commit(
-            {tp: OffsetAndMetadata(off, cp.encode(), -1) for tp, (off, cp) in offsets.items()}
-        )
+    def commit(self, offsets: Commits) -> None:
+        """Commit synchronously (from the poll loop, never from a listener)."""
+        if offsets:
+            self._consumer.commit(_with_metadata(offsets))
+
+    def _commit_future(self, offsets: Commits) -> Any:
+        return self._consumer.commit_async(_with_metadata(offsets))
 
     def close(self) -> None:
         try:
             self._consumer.close(autocommit=False)
         except KafkaError as exc:  # pragma: no cover - best effort at shutdown
             _LOG.warning("closing the consumer failed: %s", exc)
+
+
+def _with_metadata(offsets: Commits) -> dict[TopicPartition, OffsetAndMetadata]:
+    return {tp: OffsetAndMetadata(off, cp.encode(), -1) for tp, (off, cp) in offsets.items()}

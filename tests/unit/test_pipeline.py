@@ -127,6 +127,7 @@ def test_out_of_order_click_before_its_impression_waits() -> None:
     assert intake.accepted == {"click": 2, "impression": 2}
     assert intake.unmatched_clicks == 0
     assert intake.pending_clicks == 0
+    assert intake.records_read == intake.accounted == 4
 
 
 def test_unmatched_clicks_are_counted_once_the_watermark_passes() -> None:

@@ -1,0 +1,290 @@
+"""Shared pieces of the daemon's integration tests: a known log, the daemon as a process,
+its /metrics, and the replay of what the broker holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
+
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+PARTITIONS = 4
+
+
+@dataclass
+class Topics:
+    impressions: str
+    clicks: str
+    judgments: str
+    dlq: str
+
+    def env(self, bootstrap: str, group: str, port: int) -> dict[str, str]:
+        return {
+            "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+            "STREAMEVAL_KAFKA__GROUP_ID": group,
+            "STREAMEVAL_KAFKA__TOPICS": json.dumps([self.impressions, self.clicks]),
+            "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([self.judgments]),
+            "STREAMEVAL_KAFKA__DLQ_TOPIC": self.dlq,
+            "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
+            "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
+            "STREAMEVAL_METRICS__HOST": "127.0.0.1",
+            "STREAMEVAL_METRICS__PORT": str(port),
+        }
+
+
+@dataclass
+class Log:
+    """Records to produce: (topic role, key, value, partition or None)."""
+
+    records: list[tuple[str, bytes | None, bytes, int | None]] = field(default_factory=list)
+
+    def add(self, role: str, key: str | None, value: dict[str, Any] | bytes) -> None:
+        raw = value if isinstance(value, bytes) else json.dumps(value).encode()
+        self.records.append((role, None if key is None else key.encode(), raw, None))
+
+
+def make_log(seed: int, requests: int, start_ms: int = T0, span_ms: int = 20 * 60_000) -> Log:
+    """A small, varied log: two arms, clicks, dwell, purchases, judgments, a few bad records."""
+    rng = random.Random(seed)
+    log = Log()
+    queries = [f"query {i}" for i in range(12)]
+    docs = [f"d{i}" for i in range(40)]
+    for q in queries:
+        for d in rng.sample(docs, 8):
+            log.add(
+                "judgments",
+                f"{q}\x1f{d}",
+                {
+                    "type": "judgment",
+                    "query": q,
+                    "doc_id": d,
+                    "grade": rng.randint(0, 3),
+                    "timestamp": start_ms - 1,
+                },
+            )
+    for i in range(requests):
+        rid = f"req-{seed}-{i}"
+        ts = start_ms + int(i * span_ms / requests)
+        arm = "control" if i % 2 else "treatment"
+        results = rng.sample(docs, 10)
+        log.add(
+            "impressions",
+            rid,
+            {
+                "type": "impression",
+                "request_id": rid,
+                "timestamp": ts,
+                "query": rng.choice(queries),
+                "results": results,
+                "labels": {"ranker": f"r-{arm}", "arm": arm},
+            },
+        )
+        for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+            pos = min(int(rng.expovariate(0.4)), 9)
+            action = rng.choice(["click", "click", "click", "dwell", "purchase"])
+            ev: dict[str, Any] = {
+                "type": "click",
+                "request_id": rid,
+                "doc_id": results[pos],
+                "timestamp": ts + rng.randint(500, 120_000),
+                "action": action,
+            }
+            if action == "dwell":
+                ev["dwell_ms"] = rng.choice([5_000, 45_000])
+            log.add("clicks", rid, ev)
+        if i % 97 == 5:
+            log.add("clicks", rid, b'{"type": "click", "request_id": ')  # broken JSON
+        if i % 89 == 7:
+            log.add(
+                "clicks",
+                rid,
+                {
+                    "type": "click",
+                    "request_id": rid,
+                    "doc_id": results[0],
+                    "timestamp": ts + 1_000,
+                    "event_id": f"dup-{rid}",
+                },
+            )
+            log.add(
+                "clicks",
+                rid,
+                {
+                    "type": "click",
+                    "request_id": rid,
+                    "doc_id": results[0],
+                    "timestamp": ts + 1_000,
+                    "event_id": f"dup-{rid}",
+                },
+            )
+    return log
+
+
+def sentinels(log: Log, at_ms: int) -> None:
+    """One impression per partition of both topics at ``at_ms``: moves every partition's
+    watermark past the real traffic, as live traffic would."""
+    for p in range(PARTITIONS):
+        for role in ("impressions", "clicks"):
+            rec: dict[str, Any]
+            if role == "impressions":
+                rec = {
+                    "type": "impression",
+                    "request_id": f"sentinel-{p}",
+                    "timestamp": at_ms,
+                    "results": ["x"],
+                    "labels": {"ranker": "sentinel", "arm": "sentinel"},
+                }
+            else:
+                rec = {
+                    "type": "click",
+                    "request_id": f"sentinel-{p}",
+                    "doc_id": "x",
+                    "timestamp": at_ms,
+                }
+            log.records.append((role, f"sentinel-{p}".encode(), json.dumps(rec).encode(), p))
+
+
+def produce(bootstrap: str, topics: Topics, log: Log) -> None:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+    for role, key, value, partition in log.records:
+        producer.send(getattr(topics, role), key=key, value=value, partition=partition)
+    producer.flush()
+    producer.close()
+
+
+def dump_partitions(bootstrap: str, topics: Topics, directory: Path) -> list[Path]:
+    """Each partition of the judgment, impression and click topics as one JSON-lines file, in
+    offset order: exactly what the daemon reads, for `streameval replay`."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    paths: list[Path] = []
+    for topic in (topics.judgments, topics.impressions, topics.clicks):
+        parts = sorted(consumer.partitions_for_topic(topic) or ())
+        for p in parts:
+            tp = TopicPartition(topic, p)
+            consumer.assign([tp])
+            consumer.seek_to_beginning(tp)
+            end = consumer.end_offsets([tp])[tp]
+            lines: list[bytes] = []
+            while consumer.position(tp) < end:
+                for recs in consumer.poll(timeout_ms=500).values():
+                    lines.extend(r.value for r in recs)
+            path = directory / f"{topic}-{p}.jsonl"
+            path.write_bytes(b"".join(v.replace(b"\n", b" ") + b"\n" for v in lines))
+            paths.append(path)
+    consumer.close()
+    return paths
+
+
+def replay_json(paths: list[Path]) -> dict[str, Any]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streameval.cli",
+            "replay",
+            "--no-finish",
+            "--output",
+            "json",
+            *map(str, paths),
+        ],
+        check=True,
+        capture_output=True,
+        env=_clean_env(),
+        timeout=120,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
+
+
+class DaemonProcess:
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.port = int(env["STREAMEVAL_METRICS__PORT"])
+        self._log = log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
+            env={**_clean_env(), **env},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+        except OSError:
+            return 0, ""
+
+    def metrics(self) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        status, text = self.get("/metrics")
+        if status != 200:
+            return {}
+        out = {}
+        for family in text_string_to_metric_families(text):
+            for s in family.samples:
+                out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+        return out
+
+    def wait_for(self, predicate: Any, timeout_s: float = 120, what: str = "") -> dict[Any, float]:
+        deadline = time.monotonic() + timeout_s
+        metrics: dict[Any, float] = {}
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"daemon exited with {self.proc.returncode} ({what})")
+            metrics = self.metrics()
+            if metrics and predicate(metrics):
+                return metrics
+            time.sleep(0.25)
+        progress = {
+            n: v
+            for (n, labels), v in metrics.items()
+            if n.startswith(("streameval_records_read", "streameval_evaluation_horizon"))
+            or n.startswith(("streameval_events_total", "streameval_open_lists", "streameval_wat"))
+        }
+        raise AssertionError(f"timed out waiting for {what}; last figures: {progress}")
+
+    def terminate(self, timeout_s: float = 30) -> int:
+        self.proc.terminate()
+        code = self.proc.wait(timeout=timeout_s)
+        self._log.close()
+        return code
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+        self._log.close()
+
+
+def value(metrics: dict[Any, float], name: str, **labels: str) -> float | None:
+    return metrics.get((name, tuple(sorted(labels.items()))))
+
+
+def samples(metrics: dict[Any, float], name: str) -> Iterator[tuple[dict[str, str], float]]:
+    for (n, labels), v in metrics.items():
+        if n == name:
+            yield dict(labels), v
