@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from streameval.errors import ConfigError, StreamevalError
+from streameval.events.decode import INVALID_REASONS
 from streameval.export import names
 from streameval.snapshot import Segment, Snapshot
 
@@ -64,6 +65,9 @@ _HELP: dict[str, str] = {
     names.DUPLICATE_EVENTS_TOTAL: "Events dropped as duplicates of one already counted, by type.",
     names.UNMATCHED_CLICKS_TOTAL: "Clicks whose impression was never seen.",
     names.OPEN_LISTS: "Lists waiting for their attribution window to close.",
+    names.PENDING_CLICKS: "Clicks read before their impression, waiting for it; each later "
+    "ends as an accepted event or an unmatched click (add it to the intake outcomes for an "
+    "exact sum at any moment).",
     names.JUDGMENTS: "Explicit judgments held, one per (query_id, doc_id).",
     names.WATERMARK: "Event-time watermark (newest event time over the partitions read, less "
     "the allowed lateness), in Unix seconds.",
@@ -86,6 +90,7 @@ _GAUGES: tuple[str, ...] = (
     names.ENGAGEMENT_LISTS,
     names.CLICKED_LISTS,
     names.OPEN_LISTS,
+    names.PENDING_CLICKS,
     names.JUDGMENTS,
     names.WATERMARK,
     names.HORIZON,
@@ -270,7 +275,7 @@ def _intake_families(snapshot: Snapshot) -> list[Metric]:
     return [
         read,
         _by_type(names.EVENTS_TOTAL, "type", dict(intake.accepted), KNOWN_EVENT_TYPES),
-        _by_type(names.INVALID_EVENTS_TOTAL, "reason", dict(intake.invalid), ()),
+        _by_type(names.INVALID_EVENTS_TOTAL, "reason", dict(intake.invalid), INVALID_REASONS),
         _by_type(names.LATE_EVENTS_TOTAL, "type", dict(intake.late), KNOWN_EVENT_TYPES),
         _by_type(names.DUPLICATE_EVENTS_TOTAL, "type", dict(intake.duplicate), KNOWN_EVENT_TYPES),
         unmatched,
@@ -281,9 +286,11 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     families: list[Metric] = []
     open_lists = _gauge(names.OPEN_LISTS)
     open_lists.add_metric([], snapshot.open_lists)
+    pending = _gauge(names.PENDING_CLICKS)
+    pending.add_metric([], snapshot.intake.pending_clicks)
     judgments = _gauge(names.JUDGMENTS)
     judgments.add_metric([], snapshot.judgments)
-    families += [open_lists, judgments]
+    families += [open_lists, pending, judgments]
     watermark = _gauge(names.WATERMARK)
     if snapshot.watermark_ms is not None:
         watermark.add_metric([], _seconds(snapshot.watermark_ms))

@@ -36,6 +36,7 @@ UNMATCHED_CLICKS_TOTAL = "streameval_unmatched_clicks_total"
 
 # State and progress (gauges)
 OPEN_LISTS = "streameval_open_lists"
+PENDING_CLICKS = "streameval_pending_clicks"  # extension: clicks waiting for their impression
 JUDGMENTS = "streameval_judgments"
 WATERMARK = "streameval_watermark_timestamp_seconds"
 HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
@@ -68,6 +69,7 @@ ALL: frozenset[str] = frozenset(
         DUPLICATE_EVENTS_TOTAL,
         UNMATCHED_CLICKS_TOTAL,
         OPEN_LISTS,
+        PENDING_CLICKS,
         JUDGMENTS,
         WATERMARK,
         HORIZON,
