@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import statistics
 import sys
@@ -151,3 +152,196 @@ def write_json(path: Path | None, payload: dict[str, object]) -> None:
     if path is None:
         return
     path.write_text(json.dumps({"environment": environment(), **payload}, indent=2) + "\n")
+
+
+# --- the suite: one result row per figure, with its target ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a figure must reach: ``ratio`` (measured ÷ baseline) or the ``measured`` value itself,
+    at least (default) or at most ``value``."""
+
+    value: float
+    at_most: bool = False
+    on: str = "ratio"  # "ratio" or "measured"
+
+    def met(self, measured: float, ratio: float | None) -> bool | None:
+        """Whether the figure meets the target (None when it cannot be told: no baseline)."""
+        figure = ratio if self.on == "ratio" else measured
+        if figure is None:
+            return None
+        return figure <= self.value if self.at_most else figure >= self.value
+
+    def describe(self, unit: str) -> str:
+        op = "<=" if self.at_most else ">="
+        if self.on == "ratio":
+            return f"ratio {op} {self.value:g}"
+        return f"{op} {_number(self.value)} {unit}".rstrip()
+
+    def as_dict(self) -> dict[str, object]:
+        return {"value": self.value, "at_most": self.at_most, "on": self.on}
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One row of the suite's table: a measured figure, its baseline in the same run, a target."""
+
+    name: str
+    measured: float
+    unit: str
+    baseline: float | None = None
+    baseline_name: str = ""
+    target: Target | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline is None or self.baseline == 0:
+            return None
+        return self.measured / self.baseline
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.target is None else self.target.met(self.measured, self.ratio)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "measured": self.measured,
+            "unit": self.unit,
+            "baseline": self.baseline,
+            "baseline_name": self.baseline_name,
+            "ratio": self.ratio,
+            "target": None if self.target is None else self.target.as_dict(),
+            "met": self.met,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Result:
+        target = data.get("target")
+        return cls(
+            name=str(data["name"]),
+            measured=float(data["measured"]),  # type: ignore[arg-type]
+            unit=str(data.get("unit", "")),
+            baseline=None if data.get("baseline") is None else float(data["baseline"]),  # type: ignore[arg-type]
+            baseline_name=str(data.get("baseline_name", "")),
+            target=None if not isinstance(target, dict) else Target(**target),
+            note=str(data.get("note", "")),
+        )
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def results_table(results: Sequence[Result]) -> str:
+    """The suite's one table: name, measured, baseline, ratio, target, met?"""
+    header = ("name", "measured", "baseline", "ratio", "target", "met?")
+    rows = [header]
+    for r in results:
+        base = "-"
+        if r.baseline is not None:
+            base = f"{_number(r.baseline)} {r.unit}".rstrip()
+            if r.baseline_name:
+                base += f" ({r.baseline_name})"
+        ratio = r.ratio
+        met = r.met
+        rows.append(
+            (
+                r.name,
+                f"{_number(r.measured)} {r.unit}".rstrip(),
+                base,
+                "-" if ratio is None else f"{ratio:.2f}",
+                "-" if r.target is None else r.target.describe(r.unit),
+                "-" if met is None else ("yes" if met else "NO"),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    right = {1, 2, 3}
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    notes = [f"  {r.name}: {r.note}" for r in results if r.note]
+    if notes:
+        lines += ["", "notes:", *notes]
+    return "\n".join(lines)
+
+
+def write_results(
+    path: Path | None, benchmark: str, results: Sequence[Result], **extra: object
+) -> None:
+    """Write a benchmark's rows (and any ``extra`` details) as JSON; nothing when None."""
+    write_json(path, {"benchmark": benchmark, "results": [r.as_dict() for r in results], **extra})
+
+
+def read_results(path: Path) -> list[Result]:
+    data = json.loads(path.read_text())
+    return [Result.from_dict(row) for row in data.get("results", [])]
+
+
+def suite_parser(description: str, *, repeats: int = 5) -> argparse.ArgumentParser:
+    """:func:`benchmark_parser` plus ``--quick`` (smaller sizes, for a fast look)."""
+    parser = benchmark_parser(description)
+    parser.set_defaults(repeats=repeats)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
+    return parser
+
+
+# --- process memory ---------------------------------------------------------------------------
+
+
+def rss_bytes() -> int:
+    """Resident set size of this process now (Linux /proc)."""
+    with open("/proc/self/statm") as fh:
+        resident_pages = int(fh.read().split()[1])
+    return resident_pages * _PAGE_SIZE
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process so far."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _page_size() -> int:
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE")
+
+
+_PAGE_SIZE = _page_size()
+
+
+# --- realistic input --------------------------------------------------------------------------
+
+#: event time of the simulated traffic's start (2026-01-01T00:00:00Z)
+SIM_START_MS = 1_767_225_600_000
+
+
+def sim_records(n: int, *, seed: int = 7, **config: object) -> list[object]:
+    """The first ``n`` records of the traffic simulator (``SimRecord``: time, kind, key, raw)."""
+    from itertools import islice
+
+    from streameval.sim import SimConfig, traffic
+
+    return list(islice(traffic(SimConfig(seed=seed, **config), SIM_START_MS), n))  # type: ignore[arg-type]
+
+
+def sim_lines(n: int, *, seed: int = 7, **config: object) -> list[bytes]:
+    """The raw bytes of the first ``n`` simulated records, as a replay or Kafka would see them."""
+    return [r.raw for r in sim_records(n, seed=seed, **config)]  # type: ignore[attr-defined]

@@ -1,0 +1,149 @@
+"""Throughput of the whole replay pipeline against a bare ``json.loads`` loop on the same lines.
+
+    .venv/bin/python benchmarks/bench_replay.py [--events 200000] [--repeats 5] [--quick]
+        [--json FILE]
+
+The lines are the traffic simulator's (``streameval.sim.traffic``: the judgments of the start,
+then impressions of 10 results, position-biased clicks, dwell and purchases, a trickle of new
+judgments, 1 % noise records), as ``streameval replay`` would read them from one log. Rows:
+
+* ``json.loads``: ``json.loads(line)`` per line (a ``ValueError`` caught), nothing else. The
+  baseline of the ratio.
+* ``decode``: streameval's decoder alone (pydantic-core ``validate_json`` into the event models).
+* ``pipeline``: a fresh :class:`~streameval.pipeline.Pipeline` with the default evaluation
+  settings, ``offer(line, source, offset)`` per line, then ``set_idle`` and ``finish`` (every
+  open list finalized, scored for both relevance sources, folded into the windows).
+
+Before timing, the pipeline's intake is checked: every line read lands in one outcome.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from _common import (
+    TIMERS,
+    Result,
+    Target,
+    measure_interleaved,
+    ratio_table,
+    sim_lines,
+    suite_parser,
+    write_json,
+)
+
+from streameval.config import EvaluationSettings
+from streameval.events.decode import Decoder
+from streameval.pipeline import Pipeline
+
+#: events/s of the pipeline over events/s of json.loads (issue 6)
+TARGET = 1.0
+SOURCE = "input"
+
+
+def replay_lines(lines: Sequence[bytes], settings: EvaluationSettings) -> Pipeline:
+    """Every line through a fresh pipeline, as ``streameval replay`` does with one log."""
+    pipeline = Pipeline(settings)
+    pipeline.add_source(SOURCE)
+    offer = pipeline.offer
+    for offset, line in enumerate(lines):
+        offer(line, SOURCE, offset)
+    pipeline.set_idle(SOURCE)
+    pipeline.finish()
+    return pipeline
+
+
+def json_loop(lines: Sequence[bytes]) -> Callable[[], object]:
+    def run() -> object:
+        loads = json.loads
+        for line in lines:
+            try:
+                loads(line)
+            except ValueError:  # the noise records (truncated JSON)
+                continue
+        return None
+
+    return run
+
+
+def decode_loop(lines: Sequence[bytes], settings: EvaluationSettings) -> Callable[[], object]:
+    def run() -> object:
+        decode = Decoder(settings.max_record_bytes)
+        for line in lines:
+            decode(line)
+        return None
+
+    return run
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--events", type=int, default=None, help="simulated lines to replay")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    n = args.events or (50_000 if args.quick else 200_000)
+    repeats = min(args.repeats, 3) if args.quick else args.repeats
+    lines = sim_lines(n, seed=args.seed, noise_share=0.01)
+    settings = EvaluationSettings()
+
+    intake = replay_lines(lines, settings).snapshot().intake
+    accounted = (
+        sum(intake.accepted.values())
+        + sum(intake.invalid.values())
+        + sum(intake.duplicate.values())
+        + sum(intake.late.values())
+        + intake.unmatched_clicks
+        + intake.pending_clicks
+    )
+    print(f"{n} lines: read {intake.records_read}, accepted {dict(intake.accepted)}")
+    if intake.records_read != n or accounted != n:
+        print(
+            f"INTAKE MISMATCH: read {intake.records_read}, accounted {accounted}", file=sys.stderr
+        )
+        return 1
+
+    gc.collect()
+    gc.freeze()  # the input lines live for the whole run: keep them out of every GC pass
+    rows = measure_interleaved(
+        [
+            ("json.loads", json_loop(lines)),
+            ("decode", decode_loop(lines, settings)),
+            ("pipeline", lambda: replay_lines(lines, settings)),
+        ],
+        items=n,
+        repeats=repeats,
+        timer=TIMERS[args.timer],
+    )
+    print(f"timer: {args.timer}, median of {repeats} interleaved repeats")
+    print(ratio_table(rows, baseline="json.loads", unit="events/s"))
+    base, decode, pipe = rows
+    result = Result(
+        "replay",
+        pipe.rate,
+        "events/s",
+        baseline=base.rate,
+        baseline_name="json.loads",
+        target=Target(TARGET),
+        note=f"Pipeline.offer+finish over {n} simulated lines, median of {repeats} "
+        f"({args.timer} time); the decoder alone: {decode.rate / base.rate:.2f} x json.loads",
+    )
+    print(f"pipeline / json.loads = {result.ratio:.2f} (target >= {TARGET:g})")
+    write_json(
+        args.json,
+        {
+            "benchmark": "replay",
+            "events": n,
+            "repeats": repeats,
+            "timer": args.timer,
+            "results": [result.as_dict()],
+            "rows": [row.as_dict() for row in rows],
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
