@@ -89,9 +89,18 @@ def in_ci() -> bool:
 
 def promtool_or_skip() -> str:
     """Path of promtool. Missing: a failure in CI (CI=true), a skip on a developer machine."""
-    path = shutil.which("promtool")
+    return _binary_or_skip("promtool")
+
+
+def prometheus_or_skip() -> str:
+    """Path of the Prometheus server. Missing: a failure in CI (CI=true), else a skip."""
+    return _binary_or_skip("prometheus")
+
+
+def _binary_or_skip(name: str) -> str:
+    path = shutil.which(name)
     if path is None:
-        message = "promtool not found (scripts/install-test-deps installs Debian's prometheus)"
+        message = f"{name} not found (scripts/install-test-deps installs Debian's prometheus)"
         if in_ci():
             pytest.fail(message)
         pytest.skip(message)
@@ -119,6 +128,41 @@ def recorded_names() -> frozenset[str]:
 
 def alert_rules() -> list[dict[str, Any]]:
     return [rule for path in RULE_FILES for rule in rules(path) if "alert" in rule]
+
+
+def rule_groups() -> list[dict[str, Any]]:
+    """Every rule group of the rule files, in file order."""
+    return [group for path in RULE_FILES for group in load_yaml(path)["groups"]]
+
+
+def recording_first_group_order() -> list[str]:
+    """Group names with the recording-only groups first (file order kept within each part): the
+    order a live Prometheus usually converges to, for promtool's `group_eval_order`."""
+    groups = rule_groups()
+    recording = [g["name"] for g in groups if all("record" in r for r in g["rules"])]
+    return recording + [g["name"] for g in groups if g["name"] not in recording]
+
+
+def referenced_metric_names() -> frozenset[str]:
+    """Exported metric names the rules and the dashboard (queries and template variables) select:
+    every name they use that is not itself a recording rule."""
+    exprs = [rule["expr"] for path in RULE_FILES for rule in rules(path)]
+    board = dashboard()
+    exprs += [query.expr for query in dashboard_queries(board)]
+    exprs += [_variable_query(v) for v in board.get("templating", {}).get("list", [])]
+    used = frozenset().union(*(metric_names(expr) for expr in exprs))
+    return used - recorded_names()
+
+
+_LABEL_VALUES = re.compile(r"^\s*label_values\((?P<selector>.+),\s*\w+\s*\)\s*$")
+
+
+def _variable_query(variable: Mapping[str, Any]) -> str:
+    """The PromQL of a query variable (`label_values(selector, label)` -> selector), else ""."""
+    query = variable.get("query", "")
+    text = query.get("query", "") if isinstance(query, Mapping) else str(query)
+    match = _LABEL_VALUES.match(text)
+    return match.group("selector") if match else text
 
 
 # --- PromQL identifiers -----------------------------------------------------------------------
