@@ -1,0 +1,480 @@
+"""How long after a ranking regression the shipped alert rules fire, and that they stay quiet
+without one: the simulator through the pipeline in event time, the shipped rules evaluated by
+promtool.
+
+    .venv/bin/python benchmarks/detection.py [--rate 50] [--size 0.03] [--before 30m]
+        [--after 2h] [--null 2h] [--seed 7] [--json FILE]
+
+Two runs of the same seeded traffic (an A/B test of two equally good rankers): one where the
+treatment regresses ``--before`` after the start (its expected judged NDCG@k drops by ``--size``,
+relative), one without a regression. Each is driven through :class:`streameval.demo.Demo` (the
+pipeline) with one tick per scrape interval (15 s of event time); at every tick the snapshot is
+formatted exactly as /metrics formats it (``format_snapshot``) and the window statistics
+(``streameval_window_lists``, ``streameval_ndcg_sum``, ``streameval_ndcg_sum_squares``) become a
+promtool rule-test input series, sample i at i·15 s (a series that disappears gets a staleness
+marker, as a real scrape would write). promtool then evaluates deploy/prometheus/rules/*.yml
+every 15 s — the real recording rules and the real alert expressions and ``for:`` — and the test
+asks for ``ALERTS{alertname=~"StreamevalNdcgBelow.*"}`` at every step (one expected-empty query
+per step: promtool prints what it got, which is the pending/firing state of every alert).
+
+Reported per alert and label set: when the condition first held after the regression
+("true after") and when the alert fired ("fires after", condition held for ``for:``), both in
+event time after the regression, and any alert in the run without regression (a false alarm).
+Event time stands for wall time here: a daemon keeping up with its input has its event time a few
+seconds behind the wall clock, and ``for:`` counts wall time.
+
+What bounds detection: the windows are reported as of the evaluation horizon, which trails the
+newest event by the attribution window plus the allowed lateness (5m10s by default), so no
+window holds a post-regression list before then; the 5m window is wholly post-regression 5 min
+later; the alert then needs ``for: 5m``. Rule groups run in a fixed order (recording groups
+first); a live Prometheus may run the alert group before the recording groups of the same
+evaluation, adding up to one evaluation interval (15 s).
+
+``StreamevalNdcgBelowBaseline`` needs 6 h of history before it can fire (``offset 6h`` guard) and
+a drop beyond 5 % of its baseline; pass ``--before 6h30m`` (slow: ~8 h of traffic per run) to
+judge it, with ``--size`` above 0.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import yaml
+
+from streameval import __version__
+from streameval.config import Settings, load_settings
+from streameval.demo import Demo, DemoTick
+from streameval.durations import format_duration, parse_duration
+from streameval.export import names
+from streameval.export.collector import format_snapshot
+from streameval.sim import SimConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+RULE_FILES = (
+    ROOT / "deploy" / "prometheus" / "rules" / "recording.yml",
+    ROOT / "deploy" / "prometheus" / "rules" / "alerts.yml",
+)
+ALERTS = ("StreamevalNdcgBelowControl", "StreamevalNdcgBelowBaseline")
+#: the exported series the NDCG rules are built from (everything else is left out: faster)
+INPUTS = frozenset({names.WINDOW_LISTS, names.NDCG_SUM, names.NDCG_SUM_SQUARES})
+JOB = "streameval"
+INSTANCE = "sim:9724"
+START_MS = 1_700_000_000_000  # on a bucket boundary
+SCRAPE_MS = 15_000  # deploy/prometheus/prometheus.yml: scrape_interval = evaluation_interval
+
+Labels = tuple[tuple[str, str], ...]  # sorted (name, value) pairs, __name__ included
+
+
+class DetectionError(RuntimeError):
+    """promtool failed in a way that is not the expected-empty ALERTS queries."""
+
+
+# --- traffic -> the series a scrape would see -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scrapes:
+    """Exported samples at every scrape: ``steps[i]`` is the scrape at ``i * scrape_ms`` of event
+    time after the start (step 0: before any record, nothing exported)."""
+
+    scrape_ms: int
+    steps: tuple[Mapping[Labels, float], ...]
+
+
+def scrape(
+    settings: Settings,
+    sim: SimConfig,
+    duration_ms: int,
+    *,
+    scrape_ms: int = SCRAPE_MS,
+    metrics: frozenset[str] = INPUTS,
+) -> Scrapes:
+    """Drive ``sim`` through the pipeline for ``duration_ms`` of event time, one tick per scrape,
+    and keep the samples of ``metrics`` that /metrics would serve at each tick."""
+    demo = Demo(settings, sim, start_ms=START_MS, tick_ms=scrape_ms)
+    end = START_MS + duration_ms
+    steps: list[Mapping[Labels, float]] = [{}]
+    extra = (("instance", INSTANCE), ("job", JOB))
+
+    def on_tick(tick: DemoTick) -> None:
+        samples: dict[Labels, float] = {}
+        for family in format_snapshot(tick.snapshot, version=__version__):
+            for sample in family.samples:
+                if sample.name in metrics:
+                    pairs = (("__name__", sample.name), *sample.labels.items(), *extra)
+                    samples[tuple(sorted(pairs))] = float(sample.value)
+        steps.append(samples)
+
+    demo.run(lambda event_ms: event_ms < end, on_tick=on_tick)
+    return Scrapes(scrape_ms, tuple(steps))
+
+
+def series_selector(labels: Labels) -> str:
+    pairs = dict(labels)
+    name = pairs.pop("__name__")
+    inner = ", ".join(f'{k}="{_escape(v)}"' for k, v in sorted(pairs.items()))
+    return f"{name}{{{inner}}}"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def series_values(scrapes: Scrapes, labels: Labels) -> str:
+    """promtool's values notation: one token per step, ``_`` for no sample, ``stale`` for the
+    first scrape that misses a series it had (Prometheus writes a staleness marker then)."""
+    tokens: list[str] = []
+    present = False
+    for step in scrapes.steps:
+        value = step.get(labels)
+        if value is not None:
+            tokens.append(repr(value))
+        else:
+            tokens.append("stale" if present else "_")
+        present = value is not None
+    return " ".join(tokens)
+
+
+# --- the rule test ----------------------------------------------------------------------------
+
+
+def group_order(rule_files: Sequence[Path] = RULE_FILES) -> list[str]:
+    """Group names, recording-only groups first (the order a live Prometheus converges to)."""
+    groups = [g for path in rule_files for g in yaml.safe_load(path.read_text())["groups"]]
+    recording = [g["name"] for g in groups if all("record" in r for r in g["rules"])]
+    return recording + [g["name"] for g in groups if g["name"] not in recording]
+
+
+def alerts_query(alerts: Sequence[str] = ALERTS) -> str:
+    return f'ALERTS{{alertname=~"{"|".join(alerts)}"}}'
+
+
+def rule_test(scrapes: Scrapes, rule_files: Sequence[Path] = RULE_FILES) -> dict[str, object]:
+    """A promtool rule-test file: the scrapes as input series, the ALERTS query at every step."""
+    interval = f"{scrapes.scrape_ms // 1000}s"
+    if scrapes.scrape_ms % 1000:
+        raise ValueError(f"scrape interval must be whole seconds, got {scrapes.scrape_ms} ms")
+    keys = sorted({key for step in scrapes.steps for key in step})
+    seconds = scrapes.scrape_ms // 1000
+    return {
+        "rule_files": [str(path) for path in rule_files],
+        "evaluation_interval": interval,
+        "group_eval_order": group_order(rule_files),
+        "tests": [
+            {
+                "name": "detection",
+                "interval": interval,
+                "input_series": [
+                    {"series": series_selector(key), "values": series_values(scrapes, key)}
+                    for key in keys
+                ],
+                "promql_expr_test": [
+                    {"expr": alerts_query(), "eval_time": f"{i * seconds}s", "exp_samples": []}
+                    for i in range(len(scrapes.steps))
+                ],
+            }
+        ],
+    }
+
+
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if path is None:
+        raise DetectionError("promtool not found (scripts/install-test-deps installs it)")
+    return path
+
+
+#: ALERTS state at each evaluation (seconds after the start) by label set (alertname included,
+#: __name__ and alertstate not): "pending" or "firing"
+Timeline = dict[int, dict[Labels, str]]
+
+
+def evaluate(scrapes: Scrapes, *, timeout_s: float = 600.0) -> Timeline:
+    """Run promtool over the scrapes with this checkout's rules; the ALERTS timeline."""
+    with tempfile.TemporaryDirectory(prefix="streameval-detection-") as tmp:
+        path = Path(tmp) / "detection_test.yml"
+        path.write_text(yaml.safe_dump(rule_test(scrapes), sort_keys=False, width=1 << 30))
+        result = subprocess.run(
+            [promtool(), "test", "rules", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    return parse_failures(result.returncode, result.stdout + result.stderr)
+
+
+_DURATION = re.compile(r"(\d+)(ms|y|w|d|h|m|s)")
+_UNIT_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+_HEADER = re.compile(r'^\s*expr: "(?P<expr>(?:\\.|[^"\\])*)", time: (?P<time>\w+),\s*$')
+_GOT = re.compile(r"^\s*got: (?P<samples>.*)$")
+_SAMPLE = re.compile(r"\{(?P<labels>(?:[^{}\"]|\"(?:\\.|[^\"\\])*\")*)\} (?P<value>\S+?)(?:,|$)")
+_LABEL = re.compile(r'(\w+)="((?:\\.|[^"\\])*)"')
+
+
+def parse_duration_s(text: str) -> int:
+    """Seconds of a Prometheus duration as promtool prints it ("1h5m30s", "0s")."""
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise DetectionError(f"cannot read the duration {text!r}")
+    return round(sum(int(n) * _UNIT_S[u] for n, u in parts))
+
+
+def parse_failures(returncode: int, output: str) -> Timeline:
+    """The ALERTS timeline out of promtool's report on the expected-empty queries.
+
+    promtool passes (status 0) when no query returned anything: no alert was ever pending. Any
+    failure that is not one of those queries (a rule that does not load, a bad input series) is
+    a :class:`DetectionError`, with promtool's output.
+    """
+    timeline: Timeline = {}
+    if returncode == 0:
+        return timeline
+    if "FAILED:" not in output:
+        raise DetectionError(f"promtool failed before testing:\n{output}")
+    wanted = alerts_query().replace('"', '\\"')
+    when: int | None = None
+    for line in output.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            if header["expr"] != wanted:
+                raise DetectionError(f"unexpected failure: {line.strip()}\n{output}")
+            when = parse_duration_s(header["time"])
+            continue
+        got = _GOT.match(line)
+        if got and when is not None:
+            states = timeline.setdefault(when, {})
+            for sample in _SAMPLE.finditer(got["samples"]):
+                pairs = dict(_LABEL.findall(sample["labels"]))
+                state = pairs.pop("alertstate")
+                pairs.pop("__name__", None)
+                states[tuple(sorted(pairs.items()))] = state
+            when = None
+        elif line.strip().startswith("alertname:"):
+            raise DetectionError(f"unexpected alert-rule failure: {line.strip()}\n{output}")
+    if not timeline:
+        raise DetectionError(f"promtool failed but reported no ALERTS:\n{output}")
+    return timeline
+
+
+# --- episodes and the detection summary -------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One uninterrupted stretch of an alert (pending, then maybe firing), in seconds after the
+    start: ``start`` is the first evaluation where the condition held."""
+
+    labels: Labels
+    start_s: int
+    firing_s: int | None
+    end_s: int  # last evaluation where it was still pending or firing
+
+    def label(self, name: str) -> str:
+        return dict(self.labels).get(name, "")
+
+
+def episodes(timeline: Timeline, step_s: int) -> list[Episode]:
+    """Every alert episode, ordered by start; a gap of one evaluation ends an episode."""
+    found: list[Episode] = []
+    open_: dict[Labels, tuple[int, int | None, int]] = {}
+    for when in sorted(timeline):
+        for labels, state in timeline[when].items():
+            start, firing, last = open_.get(labels, (when, None, when))
+            if last < when - step_s:  # it stopped in between: a new episode
+                found.append(Episode(labels, start, firing, last))
+                start, firing = when, None
+            if state == "firing" and firing is None:
+                firing = when
+            open_[labels] = (start, firing, when)
+    found.extend(Episode(lb, s, f, e) for lb, (s, f, e) in open_.items())
+    return sorted(found, key=lambda e: (e.start_s, e.labels))
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """A label set's first episode that fired after the regression."""
+
+    episode: Episode
+    regression_s: int
+
+    @property
+    def true_after_s(self) -> int:
+        return self.episode.start_s - self.regression_s
+
+    @property
+    def fires_after_s(self) -> int:
+        firing = self.episode.firing_s
+        if firing is None:
+            raise DetectionError("a detection is an episode that fired")
+        return firing - self.regression_s
+
+    @property
+    def until_s(self) -> int:
+        return self.episode.end_s - self.regression_s
+
+
+def detections(found: Iterable[Episode], regression_s: int) -> list[Detection]:
+    """Per label set, the first episode firing at or after the regression, by firing time."""
+    first: dict[Labels, Detection] = {}
+    for ep in found:
+        fired = ep.firing_s is not None and ep.firing_s >= regression_s
+        if fired and ep.labels not in first:
+            first[ep.labels] = Detection(ep, regression_s)
+    return sorted(first.values(), key=lambda d: (d.fires_after_s, d.episode.labels))
+
+
+@dataclass(frozen=True, slots=True)
+class Quiet:
+    """What the alerts did while nothing was wrong: episodes that fired (false alarms) and
+    episodes whose condition held for less than ``for:`` (pending blips, never fired)."""
+
+    span_s: int
+    fired: tuple[Episode, ...]
+    blips: tuple[Episode, ...]
+
+    @staticmethod
+    def of(found: Iterable[Episode], span_s: int) -> Quiet:
+        """The episodes that fired or began within the first ``span_s`` seconds."""
+        fired = tuple(e for e in found if e.firing_s is not None and e.firing_s < span_s)
+        blips = tuple(e for e in found if e.firing_s is None and e.start_s < span_s)
+        return Quiet(span_s, fired, blips)
+
+    def describe(self, what: str) -> list[str]:
+        longest = max((e.end_s - e.start_s for e in self.blips), default=0)
+        lines = [
+            f"{what} ({_fmt(self.span_s)}): {len(self.fired)} alerts fired; "
+            f"{len(self.blips)} pending blips (condition true < for:, longest "
+            f"{_fmt(longest + SCRAPE_MS // 1000) if self.blips else '-'})"
+        ]
+        lines.extend(
+            f"  FIRED {_describe_labels(e)} from {_fmt(e.start_s)}, firing {_fmt(e.firing_s)} "
+            f"to {_fmt(e.end_s)}"
+            for e in self.fired
+        )
+        return lines
+
+
+def _describe_labels(ep: Episode) -> str:
+    return (
+        f"{ep.label('alertname').removeprefix('Streameval')} k={ep.label('k')} "
+        f"{ep.label('window')} {ep.label('relevance')} {ep.label('ranker')}/{ep.label('arm')}"
+    )
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def _duration(text: str) -> int:
+    return parse_duration(text)
+
+
+def _fmt(seconds: int | None) -> str:
+    return "-" if seconds is None else format_duration(seconds * 1000)
+
+
+def table(found: Sequence[Detection], end_s: int) -> str:
+    rows = [("alert", "k", "window", "relevance", "segment", "true after", "fires after", "until")]
+    for d in found:
+        ep = d.episode
+        rows.append(
+            (
+                ep.label("alertname").removeprefix("Streameval"),
+                ep.label("k"),
+                ep.label("window"),
+                ep.label("relevance"),
+                f"{ep.label('ranker')}/{ep.label('arm')}",
+                f"+{_fmt(d.true_after_s)}",
+                f"+{_fmt(d.fires_after_s)}",
+                "end" if ep.end_s >= end_s else f"+{_fmt(d.until_s)}",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=50.0, help="impressions (queries) per s")
+    parser.add_argument("--size", type=float, default=0.03, help="relative NDCG@k drop")
+    parser.add_argument("--before", type=_duration, default="30m", help="event time before it")
+    parser.add_argument("--after", type=_duration, default="2h", help="event time after it")
+    parser.add_argument("--null", type=_duration, default="2h", help="run without regression")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--json", type=Path, default=None, help="also write results to FILE")
+    args = parser.parse_args(argv)
+
+    settings = load_settings()
+    base = SimConfig(rate=args.rate, queries=args.queries, seed=args.seed)
+    step_s = SCRAPE_MS // 1000
+    regression_s = args.before // 1000
+    runs = {
+        "regression": (
+            replace(base, regression_at_ms=args.before, regression_size=args.size),
+            args.before + args.after,
+        ),
+        "none": (base, args.null),
+    }
+    found: dict[str, list[Episode]] = {}
+    for name, (sim, duration_ms) in runs.items():
+        began = time.perf_counter()
+        scrapes = scrape(settings, sim, duration_ms)
+        simulated = time.perf_counter() - began
+        timeline = evaluate(scrapes)
+        found[name] = episodes(timeline, step_s)
+        print(
+            f"{name}: {format_duration(duration_ms)} of event time at {args.rate:g} queries/s, "
+            f"{len(scrapes.steps)} scrapes, {len({k for s in scrapes.steps for k in s})} series; "
+            f"pipeline {simulated:.0f} s, promtool {time.perf_counter() - began - simulated:.0f} s",
+            file=sys.stderr,
+        )
+    regressed = detections(found["regression"], regression_s)
+    false_alarms = [e for e in found["regression"] if e.start_s < regression_s] + found["none"]
+    print(
+        f"regression: treatment NDCG@k -{args.size:.0%} at +{format_duration(args.before)}, "
+        f"{args.rate:g} queries/s, seed {args.seed}; times after the regression (event time); "
+        f"scrape and evaluation every {step_s} s"
+    )
+    print(table(regressed, false_alarms, (args.before + args.after) // 1000))
+    if args.json is not None:
+        import json
+
+        payload = {
+            "args": {k: str(v) for k, v in vars(args).items()},
+            "detections": [
+                {
+                    "labels": dict(d.episode.labels),
+                    "true_after_s": d.true_after_s,
+                    "fires_after_s": d.fires_after_s,
+                    "until_s": d.episode.end_s - regression_s,
+                }
+                for d in regressed
+            ],
+            "false_alarms": [
+                {
+                    "labels": dict(e.labels),
+                    "start_s": e.start_s,
+                    "end_s": e.end_s,
+                    "fired": e.firing_s is not None,
+                }
+                for e in false_alarms
+            ],
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
