@@ -3,6 +3,14 @@
 Each dead letter keeps the original key and value and headers, and adds
 ``streameval.reason`` (the reason string) and ``streameval.source`` (``topic/partition/offset``).
 An empty topic name turns the sink off: nothing is produced and no connection is made.
+
+A dead letter never stops the daemon and never vanishes without a trace. A record too large for
+a Kafka request (over :data:`MAX_DEAD_LETTER_BYTES` with its headers, e.g. a ``too_large`` one)
+is cut: its value to what fits, its key to :data:`MAX_TRUNCATED_KEY_BYTES`, its own headers
+dropped, and ``streameval.truncated`` says the original value's size (the source header still
+points at the whole record). A record with neither key nor value is sent with an empty value, and
+a null header value as an empty one. Should the producer still refuse, the failure is counted in
+:attr:`DeadLetterSink.failed` and logged.
 """
 
 from __future__ import annotations
@@ -21,15 +29,53 @@ log = logging.getLogger(__name__)
 
 REASON_HEADER = "streameval.reason"
 SOURCE_HEADER = "streameval.source"
+TRUNCATED_HEADER = "streameval.truncated"
+
+#: key + value + headers of one dead letter at most: under both kafka-python's default
+#: ``max_request_size`` (1,048,576) and the broker's default ``message.max.bytes`` (1,048,588),
+#: with room for the record and batch overhead
+MAX_DEAD_LETTER_BYTES = 1_000_000
+#: a cut dead letter keeps this much of its key
+MAX_TRUNCATED_KEY_BYTES = 1024
 
 
-def dead_letter_headers(record: RawRecord, reason: str) -> list[tuple[str, bytes | None]]:
-    """The original headers, then the reason and the source."""
+def dead_letter_headers(record: RawRecord, reason: str) -> list[tuple[str, bytes]]:
+    """The original headers (a null value as empty), then the reason and the source."""
     return [
-        *record.headers,
+        *((name, value or b"") for name, value in record.headers),
         (REASON_HEADER, reason.encode()),
         (SOURCE_HEADER, record.source.encode()),
     ]
+
+
+def _size(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]) -> int:
+    return (
+        len(key or b"")
+        + len(value or b"")
+        + sum(len(name.encode()) + len(data) for name, data in headers)
+    )
+
+
+def dead_letter(
+    record: RawRecord, reason: str
+) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
+    """(key, value, headers) of the dead letter of ``record``: the record itself when it fits
+    in :data:`MAX_DEAD_LETTER_BYTES`, else cut to fit (see the module's doc)."""
+    key, value = record.key, record.value
+    headers = dead_letter_headers(record, reason)
+    if _size(key, value, headers) <= MAX_DEAD_LETTER_BYTES:
+        if key is None and value is None:
+            value = b""  # the producer refuses a record with neither
+        return key, value, headers
+    original = len(value or b"")
+    key = None if key is None else key[:MAX_TRUNCATED_KEY_BYTES]
+    headers = [
+        (REASON_HEADER, reason.encode()),
+        (SOURCE_HEADER, record.source.encode()),
+        (TRUNCATED_HEADER, str(original).encode()),
+    ]
+    room = MAX_DEAD_LETTER_BYTES - _size(key, None, headers)
+    return key, (value or b"")[: max(0, room)], headers
 
 
 class DeadLetterSink:
@@ -68,12 +114,12 @@ class DeadLetterSink:
         """Queues ``record`` for the dead-letter topic with ``reason``; no-op when disabled."""
         if self._producer is None:
             return
-        future = self._producer.send(
-            self.topic,
-            value=record.value,
-            key=record.key,
-            headers=dead_letter_headers(record, reason),
-        )
+        key, value, headers = dead_letter(record, reason)
+        try:
+            future = self._producer.send(self.topic, value=value, key=key, headers=headers)
+        except (KafkaError, ValueError, TypeError) as error:  # refused before it was queued
+            self._on_error(record.source, error)
+            return
         future.add_errback(self._on_error, record.source)
         self._sent += 1
 
