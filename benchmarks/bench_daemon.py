@@ -1,0 +1,432 @@
+"""End to end through a real broker: ``streameval run`` against a bare kafka-python consumer,
+and the state rebuild after a kill against the first run.
+
+    .venv/bin/python benchmarks/bench_daemon.py [--records 200000] [--quick] [--json FILE]
+
+The broker is ``KAFKA_BOOTSTRAP_SERVERS`` when set, else one started for this run with
+``scripts/kafka-broker`` (fresh data dir, stopped at the end). Steps:
+
+1. Fresh uuid-named topics: impressions and clicks (4 partitions each, co-partitioned by
+   request_id), judgments (1 partition), a dead-letter topic. ``--records`` simulated records
+   (``streameval.sim.traffic``, 1 % noise) are produced as ``streameval simulate`` does.
+2. ``bare``: a KafkaConsumer in its own group, subscribed to the impression and click topics
+   (kafka-python defaults), polls until it has every record of them. Its rate: stream records
+   ÷ (last record − partitions assigned).
+3. ``daemon``: ``streameval run`` as a subprocess in its own group. Its rate: the same stream
+   records ÷ the time between its log lines "assigned … partitions" and "caught up: ready"
+   (judgments are read before the group join, so both intervals hold the same records).
+   The run also waits until ``streameval_records_read_total`` on /metrics equals every record
+   produced (judgments included) and reports the rate /metrics shows as a cross-check.
+4. ``rebuild``: the daemon is killed (SIGKILL) once it has committed, and started again in the
+   same group. It re-reads from its committed offsets; the records it rebuilds from
+   (Σ end − committed) ÷ the time between the same two log lines, against the first run's rate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from _common import Result, Target, sim_records, suite_parser, write_json
+
+REPO = Path(__file__).resolve().parents[1]
+BROKER = REPO / "scripts" / "kafka-broker"
+#: daemon events/s over bare consumer records/s (issue 6)
+DAEMON_TARGET = 0.75
+#: rebuild records/s over first-run records/s (issue 6)
+REBUILD_TARGET = 0.9
+PARTITIONS = 4
+_LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+
+
+# --- the broker -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def broker() -> Iterator[str]:
+    """A bootstrap address: KAFKA_BOOTSTRAP_SERVERS, or a broker started (and stopped) here."""
+    given = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    if given:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="streameval-bench-kafka-") as data:
+        env = {
+            **os.environ,
+            "STREAMEVAL_KAFKA_DATA_DIR": data,
+            "STREAMEVAL_KAFKA_WATCH_PID": str(os.getpid()),
+        }
+        started = subprocess.run(
+            [str(BROKER), "start"],
+            check=False,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if started.returncode != 0:
+            raise RuntimeError(f"scripts/kafka-broker start failed: {started.stderr.strip()}")
+        try:
+            yield started.stdout.strip().splitlines()[-1]
+        finally:
+            subprocess.run(
+                [str(BROKER), "stop"], check=False, env=env, capture_output=True, timeout=180
+            )
+
+
+@dataclass(frozen=True)
+class Topics:
+    impressions: str
+    clicks: str
+    judgments: str
+    dlq: str
+
+    @classmethod
+    def fresh(cls) -> Topics:
+        tag = uuid.uuid4().hex[:10]
+        return cls(
+            f"bench-impressions-{tag}",
+            f"bench-clicks-{tag}",
+            f"bench-judgments-{tag}",
+            f"bench-dlq-{tag}",
+        )
+
+    def create(self, bootstrap: str) -> None:
+        from kafka import KafkaAdminClient
+        from kafka.admin import NewTopic
+
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.create_topics(
+                [
+                    NewTopic(self.impressions, PARTITIONS, 1),
+                    NewTopic(self.clicks, PARTITIONS, 1),
+                    NewTopic(self.judgments, 1, 1, topic_configs={"cleanup.policy": "compact"}),
+                    NewTopic(self.dlq, 1, 1),
+                ]
+            )
+        finally:
+            admin.close()
+
+    def delete(self, bootstrap: str) -> None:
+        from kafka import KafkaAdminClient
+
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        try:
+            admin.delete_topics([self.impressions, self.clicks, self.judgments, self.dlq])
+        except Exception as exc:  # best effort: a shared broker keeps a few stale topics
+            print(f"could not delete the topics: {exc}", file=sys.stderr)
+        finally:
+            admin.close()
+
+
+def produce(bootstrap: str, topics: Topics, n: int, seed: int) -> dict[str, int]:
+    """``n`` simulated records, routed and keyed as ``streameval simulate`` does."""
+    from kafka import KafkaProducer
+
+    routes = {"impression": topics.impressions, "click": topics.clicks}
+    routes["judgment"] = topics.judgments
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=262_144)
+    sent: dict[str, int] = {}
+    for record in sim_records(n, seed=seed, noise_share=0.01):
+        topic = routes[record.kind]  # type: ignore[attr-defined]
+        producer.send(
+            topic,
+            value=record.raw,  # type: ignore[attr-defined]
+            key=record.key.encode(),  # type: ignore[attr-defined]
+            timestamp_ms=record.time_ms,  # type: ignore[attr-defined]
+        )
+        sent[topic] = sent.get(topic, 0) + 1
+    producer.flush()
+    producer.close()
+    return sent
+
+
+# --- the bare consumer ------------------------------------------------------------------------
+
+
+def bare_consumer(bootstrap: str, topics: Topics, expected: int) -> tuple[int, float]:
+    """Records read and seconds from the partitions' assignment to the last record."""
+    from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+    assigned_at: list[float] = []
+
+    class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+        def on_partitions_revoked(self, revoked: Any) -> None:
+            pass
+
+        def on_partitions_assigned(self, assigned: Any) -> None:
+            assigned_at.append(time.perf_counter())
+
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=f"bench-bare-{uuid.uuid4().hex[:10]}",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+    )
+    consumer.subscribe([topics.impressions, topics.clicks], listener=Listener())
+    n = 0
+    last = time.perf_counter()
+    deadline = time.monotonic() + 600
+    while n < expected and time.monotonic() < deadline:
+        for records in consumer.poll(timeout_ms=500).values():
+            for record in records:
+                if record.value is not None:
+                    n += 1
+            last = time.perf_counter()
+    consumer.close()
+    if n != expected or not assigned_at:
+        raise RuntimeError(f"the bare consumer read {n} of {expected} records")
+    return n, last - assigned_at[-1]  # the last (re)assignment started the read that counts
+
+
+# --- the daemon -------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Daemon:
+    """``streameval run`` as a subprocess, its log in a file."""
+
+    def __init__(self, bootstrap: str, topics: Topics, group: str, log: Path) -> None:
+        self.port = free_port()
+        self.log = log
+        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
+        env.update(
+            {
+                "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+                "STREAMEVAL_KAFKA__GROUP_ID": group,
+                "STREAMEVAL_KAFKA__TOPICS": json.dumps([topics.impressions, topics.clicks]),
+                "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([topics.judgments]),
+                "STREAMEVAL_KAFKA__DLQ_TOPIC": topics.dlq,
+                "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
+                "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
+                "STREAMEVAL_METRICS__HOST": "127.0.0.1",
+                "STREAMEVAL_METRICS__PORT": str(self.port),
+            }
+        )
+        self._log = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
+            env=env,
+            cwd=REPO,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    def records_read(self) -> float | None:
+        try:
+            url = f"http://127.0.0.1:{self.port}/metrics"
+            with urllib.request.urlopen(url, timeout=5) as response:
+                text = response.read().decode()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith("streameval_records_read_total "):
+                return float(line.split()[1])
+        return None
+
+    def wait_records(self, expected: int, timeout_s: float = 600) -> list[tuple[float, float]]:
+        """Poll /metrics until ``expected`` records are read; the (time, count) samples."""
+        samples: list[tuple[float, float]] = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the daemon exited with {self.proc.returncode}: {self.tail()}")
+            value = self.records_read()
+            if value is not None:
+                samples.append((time.perf_counter(), value))
+                if value >= expected:
+                    return samples
+            time.sleep(0.1)
+        raise RuntimeError(f"the daemon read {samples[-1:] or 'nothing'} of {expected}")
+
+    def catch_up_seconds(self, timeout_s: float = 600) -> float:
+        """From the (last) group assignment to "caught up: ready", by the daemon's own log.
+
+        A rebalance during the start (kafka-python may rejoin once as topic metadata arrives)
+        drops the state and re-reads: the last assignment before "ready" starts the read that
+        counts.
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assigned: float | None = None
+            for line in self.log.read_text(errors="replace").splitlines():
+                m = _LOG_TIME.match(line)
+                if m is None:
+                    continue
+                at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+                if "rebuilding state" in line:
+                    assigned = at
+                elif "caught up: ready" in line and assigned is not None:
+                    return at - assigned
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the daemon exited with {self.proc.returncode}: {self.tail()}")
+            time.sleep(0.1)
+        raise RuntimeError(f"the daemon did not catch up: {self.tail()}")
+
+    def tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+def committed_backlog(bootstrap: str, topics: Topics, group: str) -> tuple[int, int]:
+    """Σ over the stream partitions of (end offset − the group's committed offset), and how many
+    of them have a commit."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        parts = [
+            TopicPartition(t, p)
+            for t in (topics.impressions, topics.clicks)
+            for p in range(PARTITIONS)
+        ]
+        ends = consumer.end_offsets(parts)
+        total = committed = 0
+        for tp in parts:
+            offset = consumer.committed(tp)  # reads the group's commit, joins nothing
+            if offset is not None:
+                committed += 1
+            total += ends[tp] - (offset or 0)
+    finally:
+        consumer.close(autocommit=False)
+    return total, committed
+
+
+def wait_committed(bootstrap: str, topics: Topics, group: str, timeout_s: float = 60) -> int:
+    """The backlog once the group has a commit for every stream partition."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        backlog, committed = committed_backlog(bootstrap, topics, group)
+        if committed == 2 * PARTITIONS:
+            return backlog
+        time.sleep(0.5)
+    raise RuntimeError("the daemon committed no offsets")
+
+
+# --- the benchmark ----------------------------------------------------------------------------
+
+
+def run(bootstrap: str, n: int, seed: int, workdir: Path) -> dict[str, Any]:
+    topics = Topics.fresh()
+    topics.create(bootstrap)
+    try:
+        t0 = time.perf_counter()
+        sent = produce(bootstrap, topics, n, seed)
+        print(f"produced {sent} in {time.perf_counter() - t0:.1f} s")
+        stream = sent.get(topics.impressions, 0) + sent.get(topics.clicks, 0)
+        bare_n, bare_s = bare_consumer(bootstrap, topics, stream)
+        print(f"bare consumer: {bare_n} records in {bare_s:.2f} s = {bare_n / bare_s:,.0f}/s")
+
+        group = f"bench-daemon-{uuid.uuid4().hex[:10]}"
+        first = Daemon(bootstrap, topics, group, workdir / "daemon-1.log")
+        try:
+            samples = first.wait_records(n)
+            first_s = first.catch_up_seconds()
+            wait_committed(bootstrap, topics, group)
+            time.sleep(2.5)  # let a commit of the final state happen (interval 1 s)
+            backlog = wait_committed(bootstrap, topics, group)
+        finally:
+            first.stop(signal.SIGKILL)
+        started = next(t for t, v in samples if v > 0)
+        metrics_rate = (n - next(v for t, v in samples if v > 0)) / (samples[-1][0] - started)
+        print(
+            f"daemon: {stream} stream records in {first_s:.2f} s = {stream / first_s:,.0f}/s "
+            f"(/metrics: {metrics_rate:,.0f}/s of every record)"
+        )
+        second = Daemon(bootstrap, topics, group, workdir / "daemon-2.log")
+        try:
+            rebuild_s = second.catch_up_seconds()
+        finally:
+            second.stop()
+        print(f"rebuild: {backlog} records in {rebuild_s:.2f} s = {backlog / rebuild_s:,.0f}/s")
+        return {
+            "records": n,
+            "sent": sent,
+            "stream_records": stream,
+            "bare_seconds": bare_s,
+            "daemon_seconds": first_s,
+            "daemon_metrics_rate": metrics_rate,
+            "rebuild_records": backlog,
+            "rebuild_seconds": rebuild_s,
+        }
+    finally:
+        topics.delete(bootstrap)
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "", repeats=1)
+    parser.add_argument("--records", type=int, default=None, help="simulated records produced")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep-logs", type=Path, default=None, help="copy the daemon logs here")
+    args = parser.parse_args()
+    n = args.records or (60_000 if args.quick else 200_000)
+    with broker() as bootstrap, tempfile.TemporaryDirectory() as tmp:
+        print(f"broker {bootstrap}")
+        data = run(bootstrap, n, args.seed, Path(tmp))
+        if args.keep_logs is not None:
+            args.keep_logs.mkdir(parents=True, exist_ok=True)
+            for log in Path(tmp).glob("*.log"):
+                (args.keep_logs / log.name).write_bytes(log.read_bytes())
+    stream = data["stream_records"]
+    bare_rate = stream / data["bare_seconds"]
+    daemon_rate = stream / data["daemon_seconds"]
+    rebuild_rate = data["rebuild_records"] / data["rebuild_seconds"]
+    results = [
+        Result(
+            "daemon",
+            daemon_rate,
+            "records/s",
+            baseline=bare_rate,
+            baseline_name="bare KafkaConsumer",
+            target=Target(DAEMON_TARGET),
+            note=f"{stream:,} impression/click records through a real broker "
+            f"(+ {n - stream:,} judgments); /metrics shows {data['daemon_metrics_rate']:,.0f}/s",
+        ),
+        Result(
+            "rebuild",
+            rebuild_rate,
+            "records/s",
+            baseline=daemon_rate,
+            baseline_name="first run",
+            target=Target(REBUILD_TARGET),
+            note=f"{data['rebuild_records']:,} records re-read after SIGKILL and restart",
+        ),
+    ]
+    write_json(
+        args.json, {"benchmark": "daemon", **data, "results": [r.as_dict() for r in results]}
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
