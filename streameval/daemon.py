@@ -199,6 +199,7 @@ class Daemon:
     def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> Commits:
         """Inside poll: what to commit for the revoked partitions (nothing when lost)."""
         self._ready = False
+        _LOG.info("%d partitions %s", len(partitions), "lost" if lost else "revoked")
         commits = {} if lost else self._commits(partitions)
         for tp in partitions:
             self._pipeline.forget_source(source_of(tp.topic, tp.partition))

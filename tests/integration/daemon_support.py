@@ -223,6 +223,7 @@ def _clean_env() -> dict[str, str]:
 class DaemonProcess:
     def __init__(self, env: dict[str, str], log_path: Path) -> None:
         self.port = int(env["STREAMEVAL_METRICS__PORT"])
+        self.log_path = log_path
         self._log = log_path.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
@@ -250,14 +251,24 @@ class DaemonProcess:
                 out[(s.name, tuple(sorted(s.labels.items())))] = s.value
         return out
 
-    def wait_for(self, predicate: Any, timeout_s: float = 120, what: str = "") -> dict[Any, float]:
+    def log_tail(self, lines: int = 30) -> str:
+        """The daemon's own log lines (not the tracebacks' indented lines), for failure messages."""
+        text = self.log_path.read_text(errors="replace").splitlines()
+        return "\n".join([ln for ln in text if ln[:4].isdigit()][-lines:])
+
+    def wait_for(
+        self, predicate: Any, timeout_s: float = 120, what: str = "", *, ready: bool = False
+    ) -> dict[Any, float]:
+        """Poll /metrics until ``predicate(metrics)`` holds (and /readyz is 200 if ``ready``)."""
         deadline = time.monotonic() + timeout_s
         metrics: dict[Any, float] = {}
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(f"daemon exited with {self.proc.returncode} ({what})")
+                raise AssertionError(
+                    f"daemon exited with {self.proc.returncode} ({what})\n{self.log_tail()}"
+                )
             metrics = self.metrics()
-            if metrics and predicate(metrics):
+            if metrics and predicate(metrics) and (not ready or self.get("/readyz")[0] == 200):
                 return metrics
             time.sleep(0.25)
         progress = {
@@ -266,7 +277,9 @@ class DaemonProcess:
             if n.startswith(("streameval_records_read", "streameval_evaluation_horizon"))
             or n.startswith(("streameval_events_total", "streameval_open_lists", "streameval_wat"))
         }
-        raise AssertionError(f"timed out waiting for {what}; last figures: {progress}")
+        raise AssertionError(
+            f"timed out waiting for {what}; last figures: {progress}\n{self.log_tail()}"
+        )
 
     def terminate(self, timeout_s: float = 30) -> int:
         self.proc.terminate()

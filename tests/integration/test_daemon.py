@@ -119,9 +119,9 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
                 _read(m, "streameval_records_read_total") == total
                 and _read(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
             ),
-            what="the daemon to read the whole log",
+            what="the daemon to read the whole log and be ready",
+            ready=True,
         )
-        assert daemon.get("/readyz")[0] == 200
         rows = assert_matches_replay(metrics, expected)
         assert rows > 20
         intake = intake_of(metrics)
