@@ -12,39 +12,49 @@ from __future__ import annotations
 class WatermarkTracker:
     """Runtime state: the newest event time per source, and which sources are idle."""
 
-    __slots__ = ("_idle", "_lateness_ms", "_newest", "_watermark")
+    __slots__ = ("_dirty", "_idle", "_lateness_ms", "_newest", "_watermark")
 
     def __init__(self, allowed_lateness_ms: int) -> None:
         self._lateness_ms = allowed_lateness_ms
         self._newest: dict[str, int | None] = {}  # None: registered, nothing read yet
         self._idle: set[str] = set()
         self._watermark: int | None = None
+        self._dirty = False  # the sources changed since the watermark was last computed
 
     def register(self, source: str) -> None:
         """A source that will be read: until its first event it holds the watermark back."""
         self._newest.setdefault(source, None)
+        self._dirty = True
 
     def observe(self, source: str, ts_ms: int) -> None:
         """An event with time ``ts_ms`` was read from ``source`` (marks it active)."""
         newest = self._newest.get(source)
         if newest is None or ts_ms > newest:
             self._newest[source] = ts_ms
-        self._idle.discard(source)
+            self._dirty = True
+        if self._idle:
+            self._idle.discard(source)
+            self._dirty = True
 
     def set_idle(self, source: str, idle: bool = True) -> None:
         if idle:
             self._idle.add(source)
         else:
             self._idle.discard(source)
+        self._dirty = True
 
     def forget(self, source: str) -> None:
         """The source is no longer read here (a revoked partition)."""
         self._newest.pop(source, None)
         self._idle.discard(source)
+        self._dirty = True
 
     @property
     def watermark(self) -> int | None:
         """The current watermark in epoch ms, or None before any event."""
+        if not self._dirty:
+            return self._watermark
+        self._dirty = False
         active = [ts for src, ts in self._newest.items() if src not in self._idle]
         if None in active:
             return self._watermark  # a source we have not heard from yet may hold anything
