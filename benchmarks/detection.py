@@ -17,9 +17,13 @@ every 15 s — the real recording rules and the real alert expressions and ``for
 asks for ``ALERTS{alertname=~"StreamevalNdcgBelow.*"}`` at every step (one expected-empty query
 per step: promtool prints what it got, which is the pending/firing state of every alert).
 
-Reported per alert and label set: when the condition first held after the regression
-("true after") and when the alert fired ("fires after", condition held for ``for:``), both in
-event time after the regression, and any alert in the run without regression (a false alarm).
+Reported per alert and label set that fired after the regression: when the condition of that
+episode first held ("true after") and when the alert fired ("fires after": the condition held for
+``for:``), in event time after the regression; when that episode ended ("until", "end" = still
+firing when the run ended) and the share of the evaluations from its first firing to the end at
+which it was firing. And for the quiet parts (the run without regression, and the regressed run
+before the regression): alerts that fired (false alarms) and pending blips (condition true for
+less than ``for:``).
 Event time stands for wall time here: a daemon keeping up with its input has its event time a few
 seconds behind the wall clock, and ``for:`` counts wall time.
 
@@ -38,6 +42,7 @@ judge it, with ``--size`` above 0.05.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -302,10 +307,13 @@ def episodes(timeline: Timeline, step_s: int) -> list[Episode]:
 
 @dataclass(frozen=True, slots=True)
 class Detection:
-    """A label set's first episode that fired after the regression."""
+    """A label set's first episode that fired after the regression, and how steadily it fired
+    from then on (``firing_share``: share of the evaluations from its first firing to the end
+    of the run at which it was firing; below 1 the alert resolved and fired again)."""
 
     episode: Episode
     regression_s: int
+    firing_share: float
 
     @property
     def true_after_s(self) -> int:
@@ -323,14 +331,25 @@ class Detection:
         return self.episode.end_s - self.regression_s
 
 
-def detections(found: Iterable[Episode], regression_s: int) -> list[Detection]:
+def detections(
+    found: Sequence[Episode], regression_s: int, *, end_s: int, step_s: int
+) -> list[Detection]:
     """Per label set, the first episode firing at or after the regression, by firing time."""
-    first: dict[Labels, Detection] = {}
+    first: dict[Labels, Episode] = {}
     for ep in found:
         fired = ep.firing_s is not None and ep.firing_s >= regression_s
         if fired and ep.labels not in first:
-            first[ep.labels] = Detection(ep, regression_s)
-    return sorted(first.values(), key=lambda d: (d.fires_after_s, d.episode.labels))
+            first[ep.labels] = ep
+    out = []
+    for labels, ep in first.items():
+        since = ep.firing_s if ep.firing_s is not None else end_s
+        firing = sum(
+            (e.end_s - e.firing_s) // step_s + 1
+            for e in found
+            if e.labels == labels and e.firing_s is not None and e.firing_s >= since
+        )
+        out.append(Detection(ep, regression_s, firing / ((end_s - since) // step_s + 1)))
+    return sorted(out, key=lambda d: (d.fires_after_s, d.episode.labels))
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,10 +362,16 @@ class Quiet:
     blips: tuple[Episode, ...]
 
     @staticmethod
-    def of(found: Iterable[Episode], span_s: int) -> Quiet:
-        """The episodes that fired or began within the first ``span_s`` seconds."""
-        fired = tuple(e for e in found if e.firing_s is not None and e.firing_s < span_s)
-        blips = tuple(e for e in found if e.firing_s is None and e.start_s < span_s)
+    def of(found: Iterable[Episode], span_s: int, *, inclusive: bool) -> Quiet:
+        """The episodes that fired or began within the first ``span_s`` seconds (the evaluation
+        at ``span_s`` itself included when ``inclusive``)."""
+
+        def within(t: int) -> bool:
+            return t <= span_s if inclusive else t < span_s
+
+        found = list(found)
+        fired = tuple(e for e in found if e.firing_s is not None and within(e.firing_s))
+        blips = tuple(e for e in found if e.firing_s is None and within(e.start_s))
         return Quiet(span_s, fired, blips)
 
     def describe(self, what: str) -> list[str]:
@@ -374,16 +399,30 @@ def _describe_labels(ep: Episode) -> str:
 # --- the command ------------------------------------------------------------------------------
 
 
-def _duration(text: str) -> int:
-    return parse_duration(text)
-
-
 def _fmt(seconds: int | None) -> str:
     return "-" if seconds is None else format_duration(seconds * 1000)
 
 
+def _after(seconds: int) -> str:
+    """Signed time relative to the regression: "+5m", or "-30s" for an episode that began
+    before it (noise) and only fired after."""
+    return ("-" if seconds < 0 else "+") + format_duration(abs(seconds) * 1000)
+
+
 def table(found: Sequence[Detection], end_s: int) -> str:
-    rows = [("alert", "k", "window", "relevance", "segment", "true after", "fires after", "until")]
+    rows = [
+        (
+            "alert",
+            "k",
+            "window",
+            "relevance",
+            "segment",
+            "true after",
+            "fires after",
+            "until",
+            "firing",
+        )
+    ]
     for d in found:
         ep = d.episode
         rows.append(
@@ -393,9 +432,10 @@ def table(found: Sequence[Detection], end_s: int) -> str:
                 ep.label("window"),
                 ep.label("relevance"),
                 f"{ep.label('ranker')}/{ep.label('arm')}",
-                f"+{_fmt(d.true_after_s)}",
-                f"+{_fmt(d.fires_after_s)}",
-                "end" if ep.end_s >= end_s else f"+{_fmt(d.until_s)}",
+                _after(d.true_after_s),
+                _after(d.fires_after_s),
+                "end" if ep.end_s >= end_s else _after(d.until_s),
+                f"{d.firing_share:.0%}",
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -404,74 +444,140 @@ def table(found: Sequence[Detection], end_s: int) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rate", type=float, default=50.0, help="impressions (queries) per s")
-    parser.add_argument("--size", type=float, default=0.03, help="relative NDCG@k drop")
-    parser.add_argument("--before", type=_duration, default="30m", help="event time before it")
-    parser.add_argument("--after", type=_duration, default="2h", help="event time after it")
-    parser.add_argument("--null", type=_duration, default="2h", help="run without regression")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--json", type=Path, default=None, help="also write results to FILE")
-    args = parser.parse_args(argv)
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Both runs, summarized."""
 
-    settings = load_settings()
-    base = SimConfig(rate=args.rate, queries=args.queries, seed=args.seed)
-    step_s = SCRAPE_MS // 1000
-    regression_s = args.before // 1000
-    runs = {
-        "regression": (
-            replace(base, regression_at_ms=args.before, regression_size=args.size),
-            args.before + args.after,
-        ),
-        "none": (base, args.null),
-    }
-    found: dict[str, list[Episode]] = {}
-    for name, (sim, duration_ms) in runs.items():
-        began = time.perf_counter()
-        scrapes = scrape(settings, sim, duration_ms)
-        simulated = time.perf_counter() - began
-        timeline = evaluate(scrapes)
-        found[name] = episodes(timeline, step_s)
-        print(
-            f"{name}: {format_duration(duration_ms)} of event time at {args.rate:g} queries/s, "
-            f"{len(scrapes.steps)} scrapes, {len({k for s in scrapes.steps for k in s})} series; "
-            f"pipeline {simulated:.0f} s, promtool {time.perf_counter() - began - simulated:.0f} s",
-            file=sys.stderr,
-        )
-    regressed = detections(found["regression"], regression_s)
-    false_alarms = [e for e in found["regression"] if e.start_s < regression_s] + found["none"]
-    print(
-        f"regression: treatment NDCG@k -{args.size:.0%} at +{format_duration(args.before)}, "
-        f"{args.rate:g} queries/s, seed {args.seed}; times after the regression (event time); "
-        f"scrape and evaluation every {step_s} s"
-    )
-    print(table(regressed, false_alarms, (args.before + args.after) // 1000))
-    if args.json is not None:
-        import json
+    regression_s: int
+    end_s: int
+    detections: tuple[Detection, ...]
+    before: Quiet  # the regression run before the regression
+    null: Quiet  # the run without regression, all of it
 
-        payload = {
-            "args": {k: str(v) for k, v in vars(args).items()},
+    def report(self) -> str:
+        lines = [table(self.detections, self.end_s)] if self.detections else ["nothing fired"]
+        if self.detections:
+            first = self.detections[0]
+            lines.append(
+                f"first alert fires {_after(first.fires_after_s)} after the regression "
+                f"({_describe_labels(first.episode)}; condition true from "
+                f"{_after(first.true_after_s)})"
+            )
+        lines += self.before.describe("regression run, before the regression")
+        lines += self.null.describe("run without regression")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, object]:
+        def episode(e: Episode) -> dict[str, object]:
+            return {
+                "labels": dict(e.labels),
+                "start_s": e.start_s,
+                "firing_s": e.firing_s,
+                "end_s": e.end_s,
+            }
+
+        return {
+            "regression_s": self.regression_s,
+            "end_s": self.end_s,
             "detections": [
                 {
                     "labels": dict(d.episode.labels),
                     "true_after_s": d.true_after_s,
                     "fires_after_s": d.fires_after_s,
-                    "until_s": d.episode.end_s - regression_s,
+                    "until_s": d.until_s,
+                    "firing_share": d.firing_share,
                 }
-                for d in regressed
+                for d in self.detections
             ],
-            "false_alarms": [
-                {
-                    "labels": dict(e.labels),
-                    "start_s": e.start_s,
-                    "end_s": e.end_s,
-                    "fired": e.firing_s is not None,
-                }
-                for e in false_alarms
-            ],
+            "before": {
+                "fired": [episode(e) for e in self.before.fired],
+                "blips": len(self.before.blips),
+            },
+            "null": {
+                "span_s": self.null.span_s,
+                "fired": [episode(e) for e in self.null.fired],
+                "blips": len(self.null.blips),
+            },
         }
+
+
+def measure(
+    settings: Settings,
+    sim: SimConfig,
+    *,
+    regression_at_ms: int,
+    size: float,
+    after_ms: int,
+    null_ms: int,
+    log: bool = False,
+) -> Outcome:
+    """Run ``sim`` with the treatment regressing by ``size`` at ``regression_at_ms`` (observed
+    ``after_ms`` longer) and without a regression for ``null_ms``; evaluate the rules on both."""
+    step_s = SCRAPE_MS // 1000
+    regressed = replace(sim, regression_at_ms=regression_at_ms, regression_size=size)
+    runs = {
+        "regression": (regressed, regression_at_ms + after_ms),
+        "none": (replace(sim, regression_at_ms=None), null_ms),
+    }
+    found: dict[str, list[Episode]] = {}
+    for name, (config, duration_ms) in runs.items():
+        began = time.perf_counter()
+        scrapes = scrape(settings, config, duration_ms)
+        simulated = time.perf_counter() - began
+        found[name] = episodes(evaluate(scrapes), step_s)
+        if log:
+            print(
+                f"{name}: {format_duration(duration_ms)} of event time, {len(scrapes.steps)} "
+                f"scrapes of {len({k for s in scrapes.steps for k in s})} series; pipeline "
+                f"{simulated:.0f} s, promtool {time.perf_counter() - began - simulated:.0f} s",
+                file=sys.stderr,
+            )
+    regression_s = regression_at_ms // 1000
+    return Outcome(
+        regression_s=regression_s,
+        end_s=(regression_at_ms + after_ms) // 1000,
+        detections=tuple(
+            detections(
+                found["regression"],
+                regression_s,
+                end_s=(regression_at_ms + after_ms) // 1000,
+                step_s=step_s,
+            )
+        ),
+        before=Quiet.of(found["regression"], regression_s, inclusive=False),
+        null=Quiet.of(found["none"], null_ms // 1000, inclusive=True),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rate", type=float, default=50.0, help="queries (impressions) per s")
+    parser.add_argument("--size", type=float, default=0.03, help="relative NDCG@k drop")
+    parser.add_argument("--before", type=parse_duration, default="30m", help="before it")
+    parser.add_argument("--after", type=parse_duration, default="2h", help="observed after it")
+    parser.add_argument("--null", type=parse_duration, default="2h", help="run without it")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=1000, help="distinct queries (Zipf)")
+    parser.add_argument("--json", type=Path, default=None, help="also write results to FILE")
+    args = parser.parse_args(argv)
+
+    outcome = measure(
+        load_settings(),
+        SimConfig(rate=args.rate, queries=args.queries, seed=args.seed),
+        regression_at_ms=args.before,
+        size=args.size,
+        after_ms=args.after,
+        null_ms=args.null,
+        log=True,
+    )
+    print(
+        f"treatment NDCG@k -{args.size:.0%} at +{format_duration(args.before)}, "
+        f"{args.rate:g} queries/s, seed {args.seed}; event time after the regression; scrape "
+        f"and rule evaluation every {SCRAPE_MS // 1000} s; shipped rules via promtool"
+    )
+    print(outcome.report())
+    if args.json is not None:
+        payload = {"args": {k: str(v) for k, v in vars(args).items()}, **outcome.as_dict()}
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     return 0
 
