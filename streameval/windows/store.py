@@ -10,35 +10,65 @@ than the longest window are dropped, so memory is bounded by
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from streameval.scored import ScoredList
 from streameval.snapshot import EngagementRow, Moments, NdcgRow, Segment
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
 _Key = tuple[str, Segment, int]  # (relevance, segment, k)
+#: (relevance, segment, ks): the accumulators of every cutoff of one source in one segment
+_SourceKey = tuple[str, Segment, tuple[int, ...]]
 
 
-def _acc() -> list[float]:
-    return [0, 0.0, 0.0]
-
-
-@dataclass(slots=True)
 class _Bucket:
-    ndcg: defaultdict[_Key, list[float]] = field(default_factory=lambda: defaultdict(_acc))
-    coverage: defaultdict[_Key, list[float]] = field(default_factory=lambda: defaultdict(_acc))
-    # per segment: lists, clicked lists, reciprocal-rank sum, its sum of squares, zero-interaction
-    engagement: defaultdict[Segment, list[float]] = field(
-        default_factory=lambda: defaultdict(lambda: [0, 0, 0.0, 0.0, 0])
-    )
+    """One bucket's sufficient statistics.
+
+    ``ndcg`` and ``coverage`` hold, per (relevance, segment, ks), one flat list with
+    ``[count, sum, sum of squares]`` for each k in turn: one dict look-up per list and source
+    instead of one per k. A cutoff whose count is 0 has no value in the bucket.
+    """
+
+    __slots__ = ("coverage", "engagement", "ndcg")
+
+    def __init__(self) -> None:
+        self.ndcg: dict[_SourceKey, list[float]] = {}
+        self.coverage: dict[_SourceKey, list[float]] = {}
+        # per segment: lists, clicked lists, reciprocal-rank sum, its sum of squares,
+        # zero-interaction lists
+        self.engagement: dict[Segment, list[float]] = {}
 
 
-def _add(acc: list[float], value: float) -> None:
-    acc[0] += 1
-    acc[1] += value
-    acc[2] += value * value
+def _fold(
+    table: dict[_SourceKey, list[float]], key: _SourceKey, values: Sequence[float | None]
+) -> None:
+    """Add one value per cutoff (None: no value at that k) to the accumulators of ``key``."""
+    acc = table.get(key)
+    i = 0
+    for value in values:
+        if value is not None:
+            if acc is None:
+                acc = table[key] = [0, 0.0, 0.0] * len(values)
+            acc[i] += 1
+            acc[i + 1] += value
+            acc[i + 2] += value * value
+        i += 3
+
+
+def _merge(into: dict[_Key, list[float]], table: dict[_SourceKey, list[float]]) -> None:
+    """Add a bucket's accumulators to the window's, per (relevance, segment, k)."""
+    for (rel, seg, ks), acc in table.items():
+        i = 0
+        for k in ks:
+            n = acc[i]
+            if n:
+                total = into.get((rel, seg, k))
+                if total is None:
+                    total = into[(rel, seg, k)] = [0, 0.0, 0.0]
+                total[0] += n
+                total[1] += acc[i + 1]
+                total[2] += acc[i + 2]
+            i += 3
 
 
 class WindowStore:
@@ -54,6 +84,7 @@ class WindowStore:
         self._bucket_ms = bucket_sizes.pop()
         self._longest_ms = max(w.size_ms for w in windows)
         self._buckets: dict[int, _Bucket] = {}
+        self._oldest: int | None = None  # the smallest key of _buckets (None: no bucket)
 
     @property
     def windows(self) -> tuple[WindowSpec, ...]:
@@ -61,19 +92,22 @@ class WindowStore:
 
     def add(self, scored: ScoredList) -> None:
         """Fold one finalized list into the bucket of its impression time."""
-        bucket = self._buckets.get(start := bucket_start(scored.timestamp, self._bucket_ms))
+        ts = scored.timestamp
+        start = ts - ts % self._bucket_ms  # bucket_start, inlined: this runs once per list
+        bucket = self._buckets.get(start)
         if bucket is None:
             bucket = self._buckets[start] = _Bucket()
+            if self._oldest is None or start < self._oldest:
+                self._oldest = start
         seg = scored.segment
         for source in scored.sources:
-            rel = source.relevance
-            for i, k in enumerate(source.ks):
-                value = source.ndcg[i]
-                if value is not None:
-                    _add(bucket.ndcg[(rel, seg, k)], value)
-                if source.coverage is not None:
-                    _add(bucket.coverage[(rel, seg, k)], source.coverage[i])
-        eng = bucket.engagement[seg]
+            key = (source.relevance, seg, source.ks)
+            _fold(bucket.ndcg, key, source.ndcg)
+            if source.coverage is not None:
+                _fold(bucket.coverage, key, source.coverage)
+        eng = bucket.engagement.get(seg)
+        if eng is None:
+            eng = bucket.engagement[seg] = [0, 0, 0.0, 0.0, 0]
         eng[0] += 1
         if scored.clicked:
             eng[1] += 1
@@ -86,8 +120,11 @@ class WindowStore:
     def evict(self, horizon_ms: int) -> None:
         """Drop buckets no window can cover any more as of ``horizon_ms``."""
         oldest = bucket_start(horizon_ms, self._bucket_ms) - self._longest_ms
+        if self._oldest is None or self._oldest >= oldest:
+            return  # the common case (called on every watermark move): nothing to drop
         for start in [s for s in self._buckets if s < oldest]:
             del self._buckets[start]
+        self._oldest = min(self._buckets, default=None)
 
     def rows(self, horizon_ms: int | None) -> tuple[tuple[NdcgRow, ...], tuple[EngagementRow, ...]]:
         """The windows' figures as of ``horizon_ms`` (nothing before the first horizon)."""
@@ -101,22 +138,29 @@ class WindowStore:
                 for s in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms)
                 if (b := self._buckets.get(s)) is not None
             ]
-            ndcg: dict[_Key, Moments] = {}
-            cov: dict[_Key, Moments] = {}
+            ndcg: dict[_Key, list[float]] = {}
+            cov: dict[_Key, list[float]] = {}
             eng: dict[Segment, list[float]] = {}
             for b in buckets:
-                for key, acc in b.ndcg.items():
-                    ndcg[key] = ndcg.get(key, Moments()) + Moments(int(acc[0]), acc[1], acc[2])
-                for key, acc in b.coverage.items():
-                    cov[key] = cov.get(key, Moments()) + Moments(int(acc[0]), acc[1], acc[2])
+                _merge(ndcg, b.ndcg)
+                _merge(cov, b.coverage)
                 for seg, e in b.engagement.items():
                     total = eng.setdefault(seg, [0, 0, 0.0, 0.0, 0])
                     for i, v in enumerate(e):
                         total[i] += v
             for key in sorted(ndcg.keys() | cov.keys()):
                 rel, seg, k = key
+                n = ndcg.get(key)
+                c = cov.get(key)
                 ndcg_rows.append(
-                    NdcgRow(spec.name, rel, seg, k, ndcg.get(key, Moments()), cov.get(key))
+                    NdcgRow(
+                        spec.name,
+                        rel,
+                        seg,
+                        k,
+                        Moments() if n is None else Moments(int(n[0]), n[1], n[2]),
+                        None if c is None else Moments(int(c[0]), c[1], c[2]),
+                    )
                 )
             for seg, e in sorted(eng.items()):
                 eng_rows.append(
