@@ -11,6 +11,8 @@ A list whose ideal DCG is 0 has no NDCG (``no_relevance = "skip"``) or counts 0 
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 from streameval.config import EvaluationSettings
 from streameval.join.judgments import JudgmentStore
 from streameval.join.open_lists import OpenList
@@ -20,8 +22,6 @@ from streameval.score import (
     Scorer,
     condensed,
     grades_in_rank_order,
-    judged_coverage,
-    judged_in_rank_order,
 )
 from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
 
@@ -31,7 +31,7 @@ _EMPTY: dict[str, float] = {}
 class ListScorer:
     """Turns finalized open lists into :class:`ScoredList` values (both relevance sources)."""
 
-    __slots__ = ("_condensed", "_ideal_pool", "_ks", "_scorer", "_zero")
+    __slots__ = ("_condensed", "_ideal_pool", "_ks", "_no_interaction", "_scorer", "_zero")
 
     def __init__(self, settings: EvaluationSettings) -> None:
         spec = MetricSpec(
@@ -45,6 +45,9 @@ class ListScorer:
         self._ideal_pool = settings.ideal == "pool"
         self._condensed = settings.unjudged == "condensed"
         self._zero = settings.no_relevance == "zero"
+        # A list without interactions has every implicit grade 0, whatever its length: one
+        # result for all of them (immutable, so it can be shared), scored once here.
+        self._no_interaction = self._source(IMPLICIT, self._scorer.score([0.0], [0.0]), None)
 
     def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         return ScoredList(
@@ -60,14 +63,22 @@ class ListScorer:
         )
 
     def _implicit(self, lst: OpenList) -> SourceScore:
-        grades = grades_in_rank_order(lst.doc_ids, lst.grades or _EMPTY)
+        if lst.grades is None:  # no interaction: every grade 0 (most lists)
+            return self._no_interaction
+        grades = grades_in_rank_order(lst.doc_ids, lst.grades)
         return self._source(IMPLICIT, self._scorer.score(grades, grades), None)
 
     def _judged(self, lst: OpenList, judgments: JudgmentStore) -> SourceScore:
+        doc_ids = lst.doc_ids
         judged = judgments.grades(lst.query_id) if lst.query_id else _EMPTY
-        grades = grades_in_rank_order(lst.doc_ids, judged)
-        flags = judged_in_rank_order(lst.doc_ids, judged)
-        coverage = tuple(judged_coverage(flags, k) or 0.0 for k in self._ks)
+        grades = grades_in_rank_order(doc_ids, judged)
+        flags = [doc in judged for doc in doc_ids]
+        # judged coverage@k = judged docs in the top k / min(k, length), from one prefix count
+        judged_at = list(accumulate(flags))
+        shown = len(doc_ids)
+        coverage = tuple(
+            judged_at[min(k, shown) - 1] / min(k, shown) if shown else 0.0 for k in self._ks
+        )
         own = grades
         if self._condensed:
             grades = condensed(grades, flags)
