@@ -11,7 +11,8 @@ A list whose ideal DCG is 0 has no NDCG (``no_relevance = "skip"``) or counts 0 
 
 from __future__ import annotations
 
-from itertools import accumulate
+from collections.abc import Mapping, Sequence
+from itertools import accumulate, repeat
 
 from streameval.config import EvaluationSettings
 from streameval.join.judgments import JudgmentStore
@@ -28,10 +29,26 @@ from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList
 _EMPTY: dict[str, float] = {}
 
 
+def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool) -> list[float]:
+    """:func:`~streameval.score.grades_in_rank_order` (0 for unknown docs), with its duplicate
+    check already answered by the caller (``unique``: no doc repeats)."""
+    if unique:
+        return list(map(grade_of.get, doc_ids, repeat(0.0, len(doc_ids))))
+    return grades_in_rank_order(doc_ids, grade_of)
+
+
 class ListScorer:
     """Turns finalized open lists into :class:`ScoredList` values (both relevance sources)."""
 
-    __slots__ = ("_condensed", "_ideal_pool", "_ks", "_no_interaction", "_scorer", "_zero")
+    __slots__ = (
+        "_condensed",
+        "_coverage_plan",
+        "_ideal_pool",
+        "_ks",
+        "_no_interaction",
+        "_scorer",
+        "_zero",
+    )
 
     def __init__(self, settings: EvaluationSettings) -> None:
         spec = MetricSpec(
@@ -45,46 +62,57 @@ class ListScorer:
         self._ideal_pool = settings.ideal == "pool"
         self._condensed = settings.unjudged == "condensed"
         self._zero = settings.no_relevance == "zero"
+        self._coverage_plan: dict[int, tuple[tuple[int, int], ...]] = {}
         # A list without interactions has every implicit grade 0, whatever its length: one
         # result for all of them (immutable, so it can be shared), scored once here.
         self._no_interaction = self._source(IMPLICIT, self._scorer.score([0.0], [0.0]), None)
 
     def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
+        # whether a doc repeats (it then gains only at its first position): asked once per list
+        unique = len(set(lst.doc_ids)) == len(lst.doc_ids)
         return ScoredList(
             request_id=lst.request_id,
             query_id=lst.query_id,
             timestamp=lst.timestamp,
             labels=lst.labels,
             segment=lst.segment,
-            sources=(self._implicit(lst), self._judged(lst, judgments)),
+            sources=(self._implicit(lst, unique), self._judged(lst, judgments, unique)),
             clicked=lst.clicked,
             first_click_rank=lst.first_click_rank,
             interacted=lst.interacted,
         )
 
-    def _implicit(self, lst: OpenList) -> SourceScore:
+    def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:
         if lst.grades is None:  # no interaction: every grade 0 (most lists)
             return self._no_interaction
-        grades = grades_in_rank_order(lst.doc_ids, lst.grades)
+        grades = _grades(lst.doc_ids, lst.grades, unique)
         return self._source(IMPLICIT, self._scorer.score(grades, grades), None)
 
-    def _judged(self, lst: OpenList, judgments: JudgmentStore) -> SourceScore:
+    def _judged(self, lst: OpenList, judgments: JudgmentStore, unique: bool) -> SourceScore:
         doc_ids = lst.doc_ids
         judged = judgments.grades(lst.query_id) if lst.query_id else _EMPTY
-        grades = grades_in_rank_order(doc_ids, judged)
+        grades = _grades(doc_ids, judged, unique)
         flags = [doc in judged for doc in doc_ids]
-        # judged coverage@k = judged docs in the top k / min(k, length), from one prefix count
-        judged_at = list(accumulate(flags))
-        shown = len(doc_ids)
-        coverage = tuple(
-            judged_at[min(k, shown) - 1] / min(k, shown) if shown else 0.0 for k in self._ks
-        )
+        judged_at = list(accumulate(flags))  # judged docs in the top 1, 2, … positions
+        plan = self._coverage_plan.get(len(doc_ids))
+        if plan is None:
+            plan = self._plan_coverage(len(doc_ids))
+        coverage = tuple([judged_at[i] / shown for i, shown in plan])
         own = grades
         if self._condensed:
             grades = condensed(grades, flags)
             own = grades
         ideal = judgments.pool(lst.query_id) if self._ideal_pool and lst.query_id else own
         return self._source(JUDGED, self._scorer.score(grades, ideal), coverage)
+
+    def _plan_coverage(self, length: int) -> tuple[tuple[int, int], ...]:
+        """Judged coverage@k = judged docs in the top k / min(k, length) (the positions shown;
+        see :func:`~streameval.score.judged_coverage`): per k, where to read the prefix count
+        and what to divide it by. Lengths are 1..1000 (an impression's bound), so the cache of
+        plans stays small."""
+        plan = tuple((min(k, length) - 1, min(k, length)) for k in self._ks)
+        self._coverage_plan[length] = plan
+        return plan
 
     def _source(
         self, relevance: str, scores: CutoffScores, coverage: tuple[float, ...] | None
