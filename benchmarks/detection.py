@@ -203,11 +203,16 @@ def promtool() -> str:
 Timeline = dict[int, dict[Labels, str]]
 
 
-def evaluate(scrapes: Scrapes, *, timeout_s: float = 600.0) -> Timeline:
-    """Run promtool over the scrapes with this checkout's rules; the ALERTS timeline."""
+def evaluate(
+    scrapes: Scrapes, *, rule_files: Sequence[Path] = RULE_FILES, timeout_s: float = 600.0
+) -> Timeline:
+    """Run promtool over the scrapes with the rules (default: this checkout's); the ALERTS
+    timeline."""
     with tempfile.TemporaryDirectory(prefix="streameval-detection-") as tmp:
         path = Path(tmp) / "detection_test.yml"
-        path.write_text(yaml.safe_dump(rule_test(scrapes), sort_keys=False, width=1 << 30))
+        path.write_text(
+            yaml.safe_dump(rule_test(scrapes, rule_files), sort_keys=False, width=1 << 30)
+        )
         result = subprocess.run(
             [promtool(), "test", "rules", str(path)],
             capture_output=True,
@@ -509,6 +514,7 @@ def measure(
     size: float,
     after_ms: int,
     null_ms: int,
+    rule_files: Sequence[Path] = RULE_FILES,
     log: bool = False,
 ) -> Outcome:
     """Run ``sim`` with the treatment regressing by ``size`` at ``regression_at_ms`` (observed
@@ -524,7 +530,7 @@ def measure(
         began = time.perf_counter()
         scrapes = scrape(settings, config, duration_ms)
         simulated = time.perf_counter() - began
-        found[name] = episodes(evaluate(scrapes), step_s)
+        found[name] = episodes(evaluate(scrapes, rule_files=rule_files), step_s)
         if log:
             print(
                 f"{name}: {format_duration(duration_ms)} of event time, {len(scrapes.steps)} "
