@@ -171,7 +171,9 @@ class Daemon:
                 records = stream.poll(iv.poll_ms)
                 assignment = stream.take_assignment()
                 if assignment is not None:
-                    self._rebuild(assignment)
+                    rewound = self._rebuild(assignment)
+                    # records of a rewound partition come again, from the commit on
+                    records = [r for r in records if (r.topic, r.partition) not in rewound]
                 for record in records:
                     self._current = record
                     pipeline.offer(
@@ -205,14 +207,16 @@ class Daemon:
             self._pipeline.forget_source(source_of(tp.topic, tp.partition))
         return commits
 
-    def _rebuild(self, assignment: set[TopicPartition]) -> None:
-        """A new assignment: start the stream state afresh and re-read from the commits."""
+    def _rebuild(self, assignment: set[TopicPartition]) -> set[tuple[str, int]]:
+        """A new assignment: start the stream state afresh and re-read from the commits (returns
+        the (topic, partition) pairs rewound to their commit)."""
         stream = self._stream
         if stream is None:  # pragma: no cover
-            return
+            return set()
         pipeline = self._pipeline
         pipeline.reset()
         checkpoints = stream.checkpoints(assignment)
+        rewound = stream.rewind(assignment)
         for tp in sorted(assignment):
             source = source_of(tp.topic, tp.partition)
             pipeline.add_source(source)
@@ -222,6 +226,7 @@ class Daemon:
         self._catch_up_to = stream.end_offsets(assignment)
         self._ready = False
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
+        return {(tp.topic, tp.partition) for tp in rewound}
 
     def _update_idle(self) -> None:
         stream = self._stream

@@ -65,6 +65,7 @@ class EventStream:
         session_timeout_ms: int = 45_000,
     ) -> None:
         self._on_revoke = on_revoke
+        self._auto_offset_reset = auto_offset_reset
         self._assignment: set[TopicPartition] | None = None
         try:
             self._consumer = KafkaConsumer(
@@ -116,6 +117,25 @@ class EventStream:
                 if cp is not None:
                     out[tp] = cp
         return out
+
+    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+        """Seek each partition back to its committed offset, so that reading restarts where the
+        commit says the state must be rebuilt from. kafka-python keeps the fetch position of a
+        partition that stays with this member through a rebalance (and may have fetched ahead),
+        so a new assignment alone does not go back. Without a commit: the beginning when reading
+        from the earliest, else the partition stays where it is. Returns the partitions moved
+        (records already polled from them will be read again)."""
+        moved = set()
+        for tp in partitions:
+            committed = self._consumer.committed(tp)
+            if committed is not None:
+                self._consumer.seek(tp, committed)
+            elif self._auto_offset_reset == "earliest":
+                self._consumer.seek_to_beginning(tp)
+            else:
+                continue
+            moved.add(tp)
+        return moved
 
     def end_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
         if not partitions:
