@@ -13,13 +13,15 @@ Here the regression is large (the treatment's expected NDCG@k drops 20 %) and th
   time > +10m10s, the next bucket closing at +10m20s, evaluated by +10m30s) the judged NDCG@10
   of the treatment is 20 % below control's: ~0.11 on ~0.56 (sd ~0.25 per list). Each arm has
   ~1500 lists in that window (~1250 with a judged relevant doc): stderr 0.25/sqrt(1250) = 0.007
-  per arm, CI half-width of the difference 1.96·sqrt(2)·0.007 = 0.02. The drop is 5 times that
-  and above the 0.01 floor, and both arms exceed 200 lists: the condition holds by +10m30s.
+  per arm; the alert's margin is 1.5 times the difference's 95 % CI half-width,
+  2.94·sqrt(2)·0.007 = 0.029. The drop is nearly 4 times that and above the 0.01 floor, and both
+  arms exceed 200 lists: the condition holds by +10m30s.
 * `for: 5m`: the alert fires exactly 5 minutes after its condition first held (evaluations at
   the same 15 s steps), and while the drop lasts it stays firing.
 * Without a regression the two arms rank equally well: no alert fires over 40 minutes; nor before
-  the regression in the regressed run. StreamevalNdcgBelowBaseline cannot fire at all here
-  (its `offset 6h` guard needs six hours of history).
+  the regression in the regressed run (for this seed: the false-alarm rate over hours of
+  traffic is what benchmarks/detection.py measures). StreamevalNdcgBelowBaseline cannot fire at
+  all here (its `offset 6h` guard needs six hours of history).
 """
 
 from __future__ import annotations
