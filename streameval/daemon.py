@@ -97,6 +97,11 @@ class Daemon:
         self._pipeline = Pipeline(settings.evaluation, dead_letter=self._dead_letter)
         self._box = SnapshotBox(self._pipeline.snapshot())
         self._ready = False
+        # when the loop last heard from the brokers (a lag measurement: end offsets asked and
+        # answered); /readyz is 503 once it is older than _stale_s (a broker outage)
+        self._last_contact = clock()
+        iv = self._intervals
+        self._stale_s = 3 * max(iv.lag_s, iv.commit_s)
         # end offsets to reach before /readyz says ready (None: no assignment yet)
         self._catch_up_to: dict[TopicPartition, int] | None = None
         self._lag: dict[tuple[str, int], int] = {}
@@ -111,7 +116,7 @@ class Daemon:
             self._registry,
             host=m.host,
             port=m.port,
-            ready=lambda: self._ready,
+            ready=self._is_ready,
             status=status_source(self._box.get, History()),
             tls_certfile=m.tls_certfile,
             tls_keyfile=m.tls_keyfile,
@@ -120,7 +125,12 @@ class Daemon:
 
     @property
     def ready(self) -> bool:
-        return self._ready
+        return self._is_ready()
+
+    def _is_ready(self) -> bool:
+        """Caught up with the log end, and in touch with the brokers (read by the HTTP threads:
+        two plain attribute reads)."""
+        return self._ready and self._clock() - self._last_contact < self._stale_s
 
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set; then commit, close, and return."""
@@ -174,6 +184,8 @@ class Daemon:
                     rewound = self._rebuild(assignment)
                     # records of a rewound partition come again, from the commit on
                     records = [r for r in records if (r.topic, r.partition) not in rewound]
+                if records:
+                    self._wake(records)
                 for record in records:
                     self._current = record
                     pipeline.offer(
@@ -186,10 +198,14 @@ class Daemon:
                     for record in judgments.poll(0):
                         self._offer_judgment(record)
                 sampled = lag.sample()
-                if sampled is not None:
+                if sampled is not None:  # measured: the brokers answered
                     self._lag = dict(sampled)
+                    self._last_contact = self._clock()
                 if commit_due():
-                    self._commit(stream.assignment())
+                    try:
+                        self._commit(stream.assignment())
+                    except KafkaError as exc:  # a broker outage: the next commit tries again
+                        _LOG.warning("commit failed, retried at the next interval: %s", exc)
                 if snapshot_due() or not self._ready:
                     self._box.publish(pipeline.snapshot(consumer_lag=self._lag))
         finally:
@@ -227,6 +243,15 @@ class Daemon:
         self._ready = False
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
         return {(tp.topic, tp.partition) for tp in rewound}
+
+    def _wake(self, records: list[RawRecord]) -> None:
+        """Before a batch is offered: every partition with records in it, or whose log end the
+        fetch moved, is no longer idle. Otherwise a partition still marked idle from before the
+        burst would not hold the watermark back while another partition's newer records are
+        offered first, and its own records would then be late."""
+        self._update_idle()
+        for topic, partition in {(r.topic, r.partition) for r in records}:
+            self._pipeline.set_idle(source_of(topic, partition), False)
 
     def _update_idle(self) -> None:
         stream = self._stream
