@@ -1,0 +1,387 @@
+"""Faults against the real broker: the broker stopped and restarted under a running daemon, a
+topic missing at start, and two daemons sharing one group (partial sufficient statistics that
+sum to the whole, and a SIGTERM that hands one's partitions to the other without loss).
+
+The restart test runs a broker of its own (scripts/kafka-broker in its own data dir: stopped and
+started again there, it keeps its ports and its data), so the session's broker is not disturbed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaAdminClient
+
+from tests.integration.conftest import (
+    BROKER_SCRIPT,
+    START_TIMEOUT_S,
+    STOP_TIMEOUT_S,
+    TopicFactory,
+    _broker_env,
+    _broker_script,
+    _unavailable,
+)
+from tests.integration.daemon_support import (
+    PARTITIONS,
+    T0,
+    DaemonProcess,
+    Log,
+    Topics,
+    _clean_env,
+    dump_partitions,
+    free_port,
+    make_log,
+    produce,
+    replay_json,
+    samples,
+    sentinels,
+    value,
+)
+
+pytestmark = pytest.mark.kafka
+
+
+def _num(metrics: dict[Any, float], name: str, **labels: str) -> float:
+    v = value(metrics, name, **labels)
+    return -1.0 if v is None else v
+
+
+def _row_labels(row: dict[str, Any]) -> dict[str, str]:
+    return {"k": str(row["k"]), "window": row["window"], "relevance": row["relevance"]} | row[
+        "segment"
+    ]
+
+
+def _assert_rows(metrics: dict[Any, float], expected: dict[str, Any]) -> int:
+    """The daemon's window figures are replay's, row for row (and no other row)."""
+    for row in expected["windows"]:
+        labels = _row_labels(row)
+        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
+        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
+            row["ndcg_sum"], rel=1e-9, abs=1e-12
+        ), labels
+        if row["ndcg"] is not None:
+            assert value(metrics, "streameval_ndcg", **labels) == pytest.approx(
+                row["ndcg"], rel=1e-9
+            ), labels
+    rows = sum(1 for _ in samples(metrics, "streameval_window_lists"))
+    assert rows == len(expected["windows"])
+    return rows
+
+
+def _identity(metrics: dict[Any, float]) -> int:
+    """records read == the sum of the outcomes (nothing pending once caught up); returns read."""
+    read = int(_num(metrics, "streameval_records_read_total"))
+    outcomes = sum(
+        v
+        for name in (
+            "streameval_events_total",
+            "streameval_invalid_events_total",
+            "streameval_late_events_total",
+            "streameval_duplicate_events_total",
+        )
+        for _, v in samples(metrics, name)
+    ) + _num(metrics, "streameval_unmatched_clicks_total")
+    assert read == outcomes
+    return read
+
+
+def _create_topics(bootstrap: str) -> Topics:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="streameval-tests")
+    names = {
+        role: f"{role}-{uuid.uuid4().hex}" for role in ("impressions", "clicks", "judgments", "dlq")
+    }
+    specs = {
+        names["impressions"]: (PARTITIONS, {}),
+        names["clicks"]: (PARTITIONS, {}),
+        names["judgments"]: (1, {"cleanup.policy": "compact"}),
+        names["dlq"]: (1, {}),
+    }
+    admin.create_topics(
+        {
+            n: {"num_partitions": p, "replication_factor": 1, "configs": c}
+            for n, (p, c) in specs.items()
+        },
+        wait_for_metadata=True,
+    )
+    admin.close()
+    return Topics(**names)
+
+
+def _replay(paths: list[Path], env: dict[str, str]) -> dict[str, Any]:
+    """``replay_json`` with settings from the environment."""
+    out = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", "replay", "--no-finish", "--output", "json"]
+        + [str(p) for p in paths],
+        check=True,
+        capture_output=True,
+        env={**_clean_env(), **env},
+        timeout=120,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+LATENESS = {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
+
+
+# --- a broker of our own, stopped and started again -------------------------------------------
+
+
+class OwnBroker:
+    def __init__(self, data_dir: Path) -> None:
+        self._env = _broker_env(data_dir)
+        self.bootstrap = ""
+
+    def start(self) -> str:
+        done = _broker_script("start", self._env, START_TIMEOUT_S)
+        lines = done.stdout.split()
+        if done.returncode != 0 or not lines:
+            _unavailable(f"{BROKER_SCRIPT} start exited {done.returncode}: {done.stderr[-2000:]}")
+        if self.bootstrap:
+            assert lines[-1] == self.bootstrap  # same data dir: same ports
+        self.bootstrap = lines[-1]
+        return self.bootstrap
+
+    def stop(self) -> None:
+        _broker_script("stop", self._env, STOP_TIMEOUT_S)
+
+
+@pytest.fixture
+def own_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnBroker]:
+    broker = OwnBroker(tmp_path_factory.mktemp("own-broker"))
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _wait_ready(daemon: DaemonProcess, want: int, timeout_s: float) -> list[int]:
+    """/readyz until it answers ``want``; returns what it answered on the way."""
+    seen = []
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert daemon.proc.poll() is None, daemon.log_tail()
+        status = daemon.get("/readyz")[0]
+        seen.append(status)
+        if status == want:
+            return seen
+        time.sleep(0.25)
+    raise AssertionError(f"/readyz never answered {want}: {sorted(set(seen))}\n{daemon.log_tail()}")
+
+
+def test_the_daemon_rides_out_a_broker_restart(own_broker: OwnBroker, tmp_path: Path) -> None:
+    bootstrap = own_broker.bootstrap
+    topics = _create_topics(bootstrap)
+    first = make_log(4, 300, span_ms=15 * 60_000)
+    produce(bootstrap, topics, first)
+    env = topics.env(bootstrap, f"g-{uuid.uuid4().hex}", free_port()) | LATENESS
+    daemon = DaemonProcess(env, tmp_path / "daemon.log")
+    try:
+        daemon.wait_for(
+            lambda m: _num(m, "streameval_records_read_total") == len(first.records),
+            what="the first part",
+            ready=True,
+        )
+        own_broker.stop()
+        # the outage: the daemon stays up, serves /metrics, and says it is not ready
+        _wait_ready(daemon, 503, timeout_s=90)
+        assert daemon.get("/healthz")[0] == 200
+        assert daemon.metrics()  # the last figures are still served
+        time.sleep(8)  # longer than the session timeout (6 s): nothing ticks while it is down
+        assert daemon.proc.poll() is None, daemon.log_tail()
+        assert daemon.get("/readyz")[0] == 503
+
+        own_broker.start()  # same data dir, same ports
+        _wait_ready(daemon, 200, timeout_s=120)  # back in touch by itself
+
+        # A burst squeezes ten minutes of event time into milliseconds: one partition's records
+        # may be read before another's, so the allowed lateness (15m here, for the daemon and
+        # replay alike) covers the burst. Judgments are left out of it: judgments that arrive
+        # later apply only to lists finalized later (DESIGN §6), while replay has them all.
+        second = make_log(5, 300, start_ms=T0 + 18 * 60_000, span_ms=10 * 60_000)
+        second.records = [r for r in second.records if r[0] != "judgments"]
+        produce(bootstrap, topics, second)
+        n = len(first.records) + len(second.records)
+        daemon.wait_for(
+            lambda m: _num(m, "streameval_records_read_total") == n,
+            timeout_s=180,
+            what="the second part",
+        )
+        tail = Log()  # then move every partition's watermark past the traffic
+        sentinels(tail, T0 + 60 * 60_000)
+        produce(bootstrap, topics, tail)
+        second.records.extend(tail.records)
+        expected = _replay(dump_partitions(bootstrap, topics, tmp_path), LATENESS)
+        total = len(first.records) + len(second.records)
+        horizon_s = expected["horizon_ms"] / 1000
+        metrics = daemon.wait_for(
+            lambda m: (
+                _num(m, "streameval_records_read_total") == total
+                and _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+            ),
+            timeout_s=180,
+            what="the daemon to reconnect and read the rest",
+            ready=True,
+        )
+        # nothing lost, nothing counted twice
+        assert _identity(metrics) == total == expected["intake"]["read"]
+        late = sum(v for _, v in samples(metrics, "streameval_late_events_total"))
+        unmatched = _num(metrics, "streameval_unmatched_clicks_total")
+        assert (late, unmatched) == (expected["intake"]["late"], expected["intake"]["unmatched"])
+        assert _assert_rows(metrics, expected) >= 16  # the 1h window, by k, relevance and arm
+        assert {
+            lbl["reason"]: int(v)
+            for lbl, v in samples(metrics, "streameval_invalid_events_total")
+            if v
+        } == expected["intake"]["invalid"]
+        assert daemon.terminate() == 0
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.kill()
+
+
+# --- a topic missing at start -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("missing", ["topics", "judgment_topics"])
+def test_a_missing_topic_stops_the_start_with_a_clear_message(
+    kafka_bootstrap: str, topic_factory: TopicFactory, missing: str
+) -> None:
+    absent = f"absent-{uuid.uuid4().hex}"
+    present = topic_factory(1, prefix="present")
+    env = {
+        **_clean_env(),
+        "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
+        "STREAMEVAL_KAFKA__GROUP_ID": f"g-{uuid.uuid4().hex}",
+        "STREAMEVAL_KAFKA__TOPICS": f'["{absent if missing == "topics" else present}"]',
+        "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": f'["{absent if missing != "topics" else present}"]',
+        "STREAMEVAL_KAFKA__DLQ_TOPIC": "",
+        "STREAMEVAL_METRICS__HOST": "127.0.0.1",
+        "STREAMEVAL_METRICS__PORT": str(free_port()),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", "run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("streameval: error:"), done.stderr[-2000:]
+    assert absent in last and " not exist" in last
+    assert "Traceback" not in done.stderr
+    # and the topic was not created by asking for it
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        assert absent not in admin.list_topics()
+    finally:
+        admin.close()
+
+
+# --- two daemons in one group -----------------------------------------------------------------
+
+
+def _summed(daemons: list[dict[Any, float]], name: str, labels: dict[str, str]) -> float:
+    return sum(value(m, name, **labels) or 0.0 for m in daemons)
+
+
+def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
+    kafka_bootstrap: str, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    topics = Topics(
+        impressions=topic_factory(PARTITIONS, prefix="impressions"),
+        clicks=topic_factory(PARTITIONS, prefix="clicks"),
+        judgments=topic_factory(1, prefix="judgments", config={"cleanup.policy": "compact"}),
+        dlq=topic_factory(1, prefix="dlq"),
+    )
+    log = make_log(6, 400)
+    sentinels(log, T0 + 30 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+    horizon_s = expected["horizon_ms"] / 1000
+    group = f"g-{uuid.uuid4().hex}"
+    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()), tmp_path / "a.log")
+    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()), tmp_path / "b.log")
+    daemons = [a, b]
+    try:
+
+        def settled(m: dict[Any, float]) -> bool:
+            return (
+                _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and len(list(samples(m, "streameval_consumer_lag"))) == PARTITIONS
+            )
+
+        # each holds half of the partitions (impressions i and clicks i together)
+        ma = a.wait_for(settled, what="daemon a to hold 2+2 partitions", ready=True)
+        mb = b.wait_for(settled, what="daemon b to hold 2+2 partitions", ready=True)
+        ma = a.wait_for(settled, what="daemon a, still", ready=True)
+        lag_a = {
+            (lbl["topic"], lbl["partition"]) for lbl, _ in samples(ma, "streameval_consumer_lag")
+        }
+        lag_b = {
+            (lbl["topic"], lbl["partition"]) for lbl, _ in samples(mb, "streameval_consumer_lag")
+        }
+        assert not lag_a & lag_b
+        for held in (lag_a, lag_b):  # partition i of both topics in one member
+            imps = {p for t, p in held if t == topics.impressions}
+            assert imps == {p for t, p in held if t == topics.clicks}
+            assert len(imps) == PARTITIONS // 2
+        both = [ma, mb]
+        rows = 0
+        for row in expected["windows"]:
+            labels = _row_labels(row)
+            lists = _summed(both, "streameval_window_lists", labels)
+            assert lists == row["lists"], labels
+            assert _summed(both, "streameval_ndcg_sum", labels) == pytest.approx(
+                row["ndcg_sum"], rel=1e-9, abs=1e-12
+            )
+            if lists:  # the recording rules' sum()/sum(): the pooled mean over both
+                pooled = _summed(both, "streameval_ndcg_sum", labels) / lists
+                assert row["ndcg"] is not None
+                assert pooled == pytest.approx(row["ndcg"], rel=1e-9)
+            for m in both:  # each alone is partial
+                own = value(m, "streameval_window_lists", **labels) or 0
+                assert own <= row["lists"]
+            rows += 1
+        assert rows > 20
+        assert all(sum(v for _, v in samples(m, "streameval_window_lists")) > 0 for m in both)
+        read_a, read_b = _identity(ma), _identity(mb)
+        judgments = expected["intake"]["accepted_by_type"]["judgment"]
+        # judgments are read by both (a global table); the streams are split
+        assert read_a + read_b == expected["intake"]["read"] + judgments
+
+        # SIGTERM one: the other takes its partitions over and rebuilds their windows from Kafka
+        assert a.terminate() == 0
+        more = make_log(7, 200, start_ms=T0 + 30 * 60_000 + 1, span_ms=10 * 60_000)
+        sentinels(more, T0 + 50 * 60_000)
+        produce(kafka_bootstrap, topics, more)
+        expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+        horizon_s = expected["horizon_ms"] / 1000
+        mb = b.wait_for(
+            lambda m: (
+                _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and len(list(samples(m, "streameval_consumer_lag"))) == 2 * PARTITIONS
+            ),
+            what="daemon b to take over and catch up",
+            ready=True,
+        )
+        assert _assert_rows(mb, expected) > 20
+        # every record counted once across the two lives: a's share up to its SIGTERM, b's rest
+        assert read_a + _identity(mb) == expected["intake"]["read"] + judgments
+        assert b.terminate() == 0
+    finally:
+        for d in daemons:
+            if d.proc.poll() is None:
+                d.kill()
