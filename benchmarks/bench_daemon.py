@@ -245,20 +245,31 @@ class Daemon:
                 return float(line.split()[1])
         return None
 
-    def wait_records(self, expected: int, timeout_s: float = 600) -> list[tuple[float, float]]:
-        """Poll /metrics until ``expected`` records are read; the (time, count) samples."""
+    def wait_records(
+        self, expected: int, timeout_s: float = 600, stall_s: float = 60
+    ) -> list[tuple[float, float]]:
+        """Poll /metrics until ``expected`` records are read; the (time, count) samples.
+        Fails when the count stops moving for ``stall_s`` (a daemon that lost records)."""
         samples: list[tuple[float, float]] = []
         deadline = time.monotonic() + timeout_s
+        moved = time.monotonic()
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"the daemon exited with {self.proc.returncode}: {self.tail()}")
             value = self.records_read()
             if value is not None:
+                if not samples or value != samples[-1][1]:
+                    moved = time.monotonic()
                 samples.append((time.perf_counter(), value))
                 if value >= expected:
                     return samples
+            if time.monotonic() - moved > stall_s:
+                break
             time.sleep(0.1)
-        raise RuntimeError(f"the daemon read {samples[-1:] or 'nothing'} of {expected}")
+        last = samples[-1][1] if samples else None
+        raise RuntimeError(
+            f"streameval_records_read_total stopped at {last} of {expected} records: {self.tail()}"
+        )
 
     def catch_up_seconds(self, timeout_s: float = 600) -> float:
         """From the (last) group assignment to "caught up: ready", by the daemon's own log.
