@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streameval.config import KafkaSettings
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
 
     from streameval.config import load_settings
     from streameval.daemon import Daemon
+    from streameval.errors import KafkaUnavailableError
 
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -42,5 +47,21 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    Daemon(settings).run(stop)
+    try:
+        Daemon(settings).run(stop)
+    except KafkaUnavailableError as exc:
+        raise KafkaUnavailableError(f"{exc}{_sasl_hint(settings.kafka)}") from exc
     return 0
+
+
+def _sasl_hint(kafka: KafkaSettings) -> str:
+    """With SASL, what to check: kafka-python cannot tell a refused password from a broker that
+    does not answer (the broker just closes the connection), so both read "Unable to
+    bootstrap". Never the password itself."""
+    if not kafka.security_protocol.startswith("SASL"):
+        return ""
+    return (
+        f" (authenticating with SASL {kafka.sasl_mechanism} as {kafka.sasl_username!r} over "
+        f"{kafka.security_protocol}: if the broker answers, check kafka.sasl_username and "
+        "kafka.sasl_password)"
+    )
