@@ -281,13 +281,12 @@ class Daemon:
     def _commits(self, partitions: set[TopicPartition]) -> Commits:
         """Per partition: the oldest offset the state still needs, and the checkpoint."""
         offsets = self._pipeline.commit_offsets()
-        positions = self._pipeline.read_positions()
-        horizon = self._pipeline.horizon
         to_commit: dict[TopicPartition, tuple[int, Checkpoint]] = {}
         for tp in partitions:
             source = source_of(tp.topic, tp.partition)
             if source in offsets:
-                to_commit[tp] = (offsets[source], Checkpoint(horizon, positions[source]))
+                horizon, position = self._pipeline.counted_through(source)
+                to_commit[tp] = (offsets[source], Checkpoint(horizon, position))
         return to_commit
 
     # --- dead letters and shutdown ------------------------------------------------------------

@@ -255,6 +255,20 @@ class Pipeline:
         """Per source, the offset after the last record read."""
         return dict(self._next_offset)
 
+    def counted_through(self, source: str) -> tuple[int | None, int]:
+        """The checkpoint of ``source``: the horizon and read position up to which lists and
+        records are counted — by this run, or by the run it was restored from, whichever is
+        further (a run stopped while still re-reading must not move a checkpoint back)."""
+        horizon = self.horizon
+        position = self._next_offset.get(source, 0)
+        restored = self._counted.get(source)
+        if restored is not None:
+            restored_horizon, restored_position = restored
+            position = max(position, restored_position)
+            if horizon is None or (restored_horizon is not None and restored_horizon > horizon):
+                horizon = restored_horizon
+        return horizon, position
+
     def commit_offsets(self) -> dict[str, int]:
         """Per source, the offset to resume from so that a restart rebuilds the same state.
 

@@ -181,9 +181,15 @@ def test_killed_and_restarted_daemon_loses_and_double_counts_nothing(
     horizon_s = expected["horizon_ms"] / 1000
     daemon = DaemonProcess(env, tmp_path / "daemon-3.log")
     try:
+        # the killed run 2 stays in the group until its session times out: wait until run 3
+        # holds every partition (one lag series each), has caught up and is ready
         metrics = daemon.wait_for(
-            lambda m: _read(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s,
-            what="run 3 to catch up",
+            lambda m: (
+                _read(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and sum(1 for _ in samples(m, "streameval_consumer_lag")) == 2 * PARTITIONS
+            ),
+            what="run 3 to hold every partition and catch up",
+            ready=True,
         )
         # windows are rebuilt from Kafka: exactly the uninterrupted figures
         assert_matches_replay(metrics, expected)

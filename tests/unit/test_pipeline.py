@@ -310,3 +310,13 @@ def test_rebuild_after_restart_counts_nothing_twice() -> None:
     clean.finish()
     assert snap.ndcg == clean.snapshot().ndcg
     assert snap.engagement == clean.snapshot().engagement
+
+
+def test_a_checkpoint_never_moves_back_while_rebuilding() -> None:
+    p = Pipeline(settings())
+    p.restore_source("t/0", 440_000, 4)
+    p.offer(imp("r1", 0, ["a"]), "t/0", 1)  # re-reading: position 2, horizon unknown yet
+    assert p.counted_through("t/0") == (440_000, 4)
+    p.offer(imp("r2", 600_000, ["a"]), "t/0", 5)  # past the restored point
+    assert p.counted_through("t/0") == (540_000, 6)
+    assert Pipeline(settings()).counted_through("t/9") == (None, 0)
