@@ -51,6 +51,7 @@ DAEMON_TARGET = 0.75
 #: rebuild records/s over first-run records/s (issue 6)
 REBUILD_TARGET = 0.9
 PARTITIONS = 4
+_KEEP = {"retention.ms": "-1"}
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 
 
@@ -113,10 +114,15 @@ class Topics:
         try:
             admin.create_topics(
                 [
-                    NewTopic(self.impressions, PARTITIONS, 1),
-                    NewTopic(self.clicks, PARTITIONS, 1),
-                    NewTopic(self.judgments, 1, 1, topic_configs={"cleanup.policy": "compact"}),
-                    NewTopic(self.dlq, 1, 1),
+                    # records carry their event time (2026-01-01…) as Kafka timestamp: without
+                    # retention.ms=-1 the broker deletes them as older than 7 days, and a
+                    # restarted daemon finds its committed offsets out of range
+                    NewTopic(self.impressions, PARTITIONS, 1, topic_configs=_KEEP),
+                    NewTopic(self.clicks, PARTITIONS, 1, topic_configs=_KEEP),
+                    NewTopic(
+                        self.judgments, 1, 1, topic_configs={"cleanup.policy": "compact", **_KEEP}
+                    ),
+                    NewTopic(self.dlq, 1, 1, topic_configs=_KEEP),
                 ]
             )
         finally:

@@ -239,7 +239,12 @@ class Daemon:
             cp = checkpoints.get(tp)
             if cp is not None:
                 pipeline.restore_source(source, cp.horizon_ms, cp.next_offset)
-        self._catch_up_to = stream.end_offsets(assignment)
+        # what the rebuild must read before it is ready: every partition not already at its end
+        self._catch_up_to = {
+            tp: end
+            for tp, end in stream.end_offsets(assignment).items()
+            if (start := stream.position(tp)) is None or start < end
+        }
         self._ready = False
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
         return {(tp.topic, tp.partition) for tp in rewound}
@@ -249,30 +254,44 @@ class Daemon:
         fetch moved, is no longer idle. Otherwise a partition still marked idle from before the
         burst would not hold the watermark back while another partition's newer records are
         offered first, and its own records would then be late."""
-        self._update_idle()
+        self._update_idle(check_ready=False)
         for topic, partition in {(r.topic, r.partition) for r in records}:
             self._pipeline.set_idle(source_of(topic, partition), False)
 
-    def _update_idle(self) -> None:
+    def _update_idle(self, *, check_ready: bool = True) -> None:
+        """A partition read up to its log end does not hold the watermark back; then (once the
+        poll's records were offered) see whether the rebuild has caught up."""
         stream = self._stream
         if stream is None:
             return
         positions = self._pipeline.read_positions()
-        caught_up = True
         for tp in stream.assignment():
             source = source_of(tp.topic, tp.partition)
             pos = positions.get(source)
             if pos is None:
                 pos = stream.position(tp)
             hw = stream.highwater(tp)
-            idle = hw is not None and pos is not None and pos >= hw
-            self._pipeline.set_idle(source, idle)
-            target = None if self._catch_up_to is None else self._catch_up_to.get(tp)
-            if target is not None and (pos is None or pos < target):
-                caught_up = False
-        if caught_up and not self._ready and self._catch_up_to is not None:
-            self._ready = True
-            _LOG.info("caught up: ready")
+            self._pipeline.set_idle(source, hw is not None and pos is not None and pos >= hw)
+        if check_ready:
+            self._check_ready(positions)
+
+    def _check_ready(self, positions: dict[str, int]) -> None:
+        """Ready once every partition of the last assignment was read up to the end offset seen
+        when it was assigned. Called only after a poll's records were offered, so the consumer's
+        position is what the pipeline has read, or beyond it where the log has nothing left to
+        read there (records removed by retention since the commit). The targets, not the
+        current assignment, are checked: during a rebalance the consumer holds no partition."""
+        stream = self._stream
+        if self._ready or self._catch_up_to is None or stream is None:
+            return
+        for tp, target in self._catch_up_to.items():
+            pos = positions.get(source_of(tp.topic, tp.partition), -1)
+            if pos < target:
+                pos = max(pos, stream.position(tp) or -1)
+            if pos < target:
+                return
+        self._ready = True
+        _LOG.info("caught up: ready")
 
     def _commit(self, partitions: set[TopicPartition]) -> None:
         if self._stream is not None and partitions:
