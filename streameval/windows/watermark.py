@@ -70,11 +70,6 @@ class WatermarkTracker:
             self._watermark = candidate
         return self._watermark
 
-    def restore(self, watermark_ms: int | None) -> None:
-        """Start from a watermark recovered from a checkpoint (never moves it backwards)."""
-        if watermark_ms is not None and (self._watermark is None or watermark_ms > self._watermark):
-            self._watermark = watermark_ms
-
     def advance_to(self, watermark_ms: int) -> None:
         """Move the watermark forward to ``watermark_ms`` (end of input; never backwards)."""
         if self._watermark is None or watermark_ms > self._watermark:

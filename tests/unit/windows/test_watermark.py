@@ -45,11 +45,11 @@ def test_all_idle_uses_the_newest_event() -> None:
     assert wm.watermark == 295
 
 
-def test_forget_restore_and_advance() -> None:
+def test_forget_and_advance() -> None:
     wm = WatermarkTracker(allowed_lateness_ms=0)
-    wm.restore(500)
+    wm.advance_to(500)
     wm.observe("a", 100)
-    assert wm.watermark == 500  # a checkpointed watermark is never undone
+    assert wm.watermark == 500  # a watermark is never undone
     wm.observe("b", 900)
     wm.forget("a")
     assert wm.watermark == 900
