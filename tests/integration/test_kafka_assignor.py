@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -14,9 +16,9 @@ from streameval.kafka.assignor import (
     copartitioned_assignment,
 )
 
-# Poll rounds (100 ms each) allowed for a rebalance to settle; the loops end as soon as it did.
-# Generous: on a loaded 2-core machine a rebalance can take tens of seconds.
-MAX_ROUNDS = 600
+# Seconds allowed for a rebalance to settle; the waits end as soon as it did. Generous: on a
+# loaded 2-core machine a rebalance can take tens of seconds.
+SETTLE_S = 120.0
 
 
 def test_two_members_get_the_same_partition_numbers_of_both_topics() -> None:
@@ -57,6 +59,45 @@ def test_copartition_problem_names_the_counts() -> None:
     assert "a=4, b=3" in problem
 
 
+class _Member(threading.Thread):
+    """One group member polling in a thread of its own, as each daemon does in its process
+    (two members polled in turn from one thread can starve each other's rebalance)."""
+
+    def __init__(self, bootstrap: str, group: str, topics: list[str]) -> None:
+        super().__init__(daemon=True)
+        self._args = (bootstrap, group, topics)
+        self._stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self._assignment: set[TopicPartition] = set()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        consumer = _consumer(*self._args)
+        try:
+            while not self._stop_event.is_set():
+                consumer.poll(timeout_ms=100)
+                with self._lock:
+                    self._assignment = set(consumer.assignment() or ())
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+        finally:
+            consumer.close()
+
+    def assignment(self) -> set[TopicPartition]:
+        with self._lock:
+            return set(self._assignment)
+
+    def leave(self) -> None:
+        self._stop_event.set()
+        self.join(timeout=60)
+
+
+def _wait(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + SETTLE_S
+    while time.monotonic() < deadline and not condition():
+        time.sleep(0.1)
+
+
 def _consumer(bootstrap: str, group: str, topics: list[str]) -> KafkaConsumer:
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
@@ -80,29 +121,31 @@ def test_group_members_are_copartitioned_and_the_survivor_takes_all(
     impressions, clicks = topic_factory(4, prefix="imp"), topic_factory(4, prefix="clk")
     topics = [impressions, clicks]
     group = f"group-{impressions}"
-    first = _consumer(kafka_bootstrap, group, topics)
-    second = _consumer(kafka_bootstrap, group, topics)
+    everything = {TopicPartition(t, p) for t in topics for p in range(4)}
+    first = _Member(kafka_bootstrap, group, topics)
+    second = _Member(kafka_bootstrap, group, topics)
+    first.start()
+    second.start()
     try:
-        # Both poll until the group settled on two non-empty assignments covering 8 partitions.
-        for _ in range(MAX_ROUNDS):
-            first.poll(timeout_ms=100)
-            second.poll(timeout_ms=100)
-            a, b = first.assignment() or set(), second.assignment() or set()
-            if a and b and len(a) + len(b) == 8:
-                break
-        a, b = set(first.assignment()), set(second.assignment())
+        # wait until the group settled on two non-empty assignments covering all 8 partitions
+        _wait(
+            lambda: (
+                bool(first.assignment())
+                and bool(second.assignment())
+                and len(first.assignment()) + len(second.assignment()) == 8
+            )
+        )
+        a, b = first.assignment(), second.assignment()
         assert a.isdisjoint(b)
-        assert a | b == {TopicPartition(t, p) for t in topics for p in range(4)}
+        assert a | b == everything
         for mine in (a, b):
             assert _by_topic(mine, impressions) == _by_topic(mine, clicks)
             assert len(_by_topic(mine, impressions)) == 2
     finally:
-        second.close()
+        second.leave()
     try:
-        for _ in range(MAX_ROUNDS):
-            first.poll(timeout_ms=100)
-            if len(first.assignment() or ()) == 8:
-                break
-        assert set(first.assignment()) == {TopicPartition(t, p) for t in topics for p in range(4)}
+        _wait(lambda: first.assignment() == everything)
+        assert first.assignment() == everything
+        assert first.error is None and second.error is None
     finally:
-        first.close()
+        first.leave()
