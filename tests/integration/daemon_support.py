@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -301,3 +302,38 @@ def samples(metrics: dict[Any, float], name: str) -> Iterator[tuple[dict[str, st
     for (n, labels), v in metrics.items():
         if n == name:
             yield dict(labels), v
+
+
+def window_labels(row: dict[str, Any]) -> dict[str, str]:
+    """The /metrics labels of one row of `replay --output json`'s windows."""
+    return {"k": str(row["k"]), "window": row["window"], "relevance": row["relevance"]} | row[
+        "segment"
+    ]
+
+
+def assert_windows_match(metrics: dict[Any, float], expected: dict[str, Any]) -> int:
+    """Every window figure the daemon exports equals replay's, row for row, and it exports no
+    other row; returns the number of rows."""
+    for row in expected["windows"]:
+        labels = window_labels(row)
+        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
+        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
+            row["ndcg_sum"], rel=1e-9, abs=1e-12
+        ), labels
+        if row["ndcg"] is not None:
+            assert value(metrics, "streameval_ndcg", **labels) == pytest.approx(
+                row["ndcg"], rel=1e-9
+            ), labels
+        if row["judged_coverage"] is not None:
+            assert value(metrics, "streameval_judged_coverage", **labels) == pytest.approx(
+                row["judged_coverage"], rel=1e-9
+            ), labels
+        seg = {"window": row["window"], **row["segment"]}
+        if row["click_through_rate"] is not None:
+            assert value(metrics, "streameval_click_through_rate", **seg) == pytest.approx(
+                row["click_through_rate"], rel=1e-9
+            ), seg
+            assert value(metrics, "streameval_mrr", **seg) == pytest.approx(row["mrr"], rel=1e-9)
+    rows = sum(1 for _ in samples(metrics, "streameval_window_lists"))
+    assert rows == len(expected["windows"])
+    return rows

@@ -17,6 +17,7 @@ from tests.integration.daemon_support import (
     DaemonProcess,
     Log,
     Topics,
+    assert_windows_match,
     dump_partitions,
     free_port,
     make_log,
@@ -43,40 +44,6 @@ def topics(topic_factory: TopicFactory) -> Topics:
 def _read(metrics: dict[Any, float], name: str) -> float:
     v = value(metrics, name)
     return -1.0 if v is None else v
-
-
-def assert_matches_replay(metrics: dict[Any, float], expected: dict[str, Any]) -> int:
-    """Every window figure and intake counter of the daemon equals replay's; returns rows."""
-    rows = 0
-    for row in expected["windows"]:
-        labels = {
-            "k": str(row["k"]),
-            "window": row["window"],
-            "relevance": row["relevance"],
-            **row["segment"],
-        }
-        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
-        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
-            row["ndcg_sum"], rel=1e-9, abs=1e-12
-        )
-        if row["ndcg"] is not None:
-            assert value(metrics, "streameval_ndcg", **labels) == pytest.approx(
-                row["ndcg"], rel=1e-9
-            ), labels
-        if row["judged_coverage"] is not None:
-            assert value(metrics, "streameval_judged_coverage", **labels) == pytest.approx(
-                row["judged_coverage"], rel=1e-9
-            )
-        seg = {"window": row["window"], **row["segment"]}
-        if row["click_through_rate"] is not None:
-            assert value(metrics, "streameval_click_through_rate", **seg) == pytest.approx(
-                row["click_through_rate"], rel=1e-9
-            )
-            assert value(metrics, "streameval_mrr", **seg) == pytest.approx(row["mrr"], rel=1e-9)
-        rows += 1
-    daemon_rows = sum(1 for _ in samples(metrics, "streameval_window_lists"))
-    assert daemon_rows == rows
-    return rows
 
 
 def intake_of(metrics: dict[Any, float]) -> dict[str, Any]:
@@ -122,7 +89,7 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
             what="the daemon to read the whole log and be ready",
             ready=True,
         )
-        rows = assert_matches_replay(metrics, expected)
+        rows = assert_windows_match(metrics, expected)
         assert rows > 20
         intake = intake_of(metrics)
         want = {k: expected["intake"][k] for k in intake}
@@ -192,7 +159,7 @@ def test_killed_and_restarted_daemon_loses_and_double_counts_nothing(
             ready=True,
         )
         # windows are rebuilt from Kafka: exactly the uninterrupted figures
-        assert_matches_replay(metrics, expected)
+        assert_windows_match(metrics, expected)
         # run 3 counted only what no earlier run had committed as counted, and its accounting
         # identity holds
         intake = intake_of(metrics)

@@ -36,6 +36,7 @@ from tests.integration.daemon_support import (
     Log,
     Topics,
     _clean_env,
+    assert_windows_match,
     dump_partitions,
     free_port,
     make_log,
@@ -44,6 +45,7 @@ from tests.integration.daemon_support import (
     samples,
     sentinels,
     value,
+    window_labels,
 )
 
 pytestmark = pytest.mark.kafka
@@ -52,29 +54,6 @@ pytestmark = pytest.mark.kafka
 def _num(metrics: dict[Any, float], name: str, **labels: str) -> float:
     v = value(metrics, name, **labels)
     return -1.0 if v is None else v
-
-
-def _row_labels(row: dict[str, Any]) -> dict[str, str]:
-    return {"k": str(row["k"]), "window": row["window"], "relevance": row["relevance"]} | row[
-        "segment"
-    ]
-
-
-def _assert_rows(metrics: dict[Any, float], expected: dict[str, Any]) -> int:
-    """The daemon's window figures are replay's, row for row (and no other row)."""
-    for row in expected["windows"]:
-        labels = _row_labels(row)
-        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
-        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
-            row["ndcg_sum"], rel=1e-9, abs=1e-12
-        ), labels
-        if row["ndcg"] is not None:
-            assert value(metrics, "streameval_ndcg", **labels) == pytest.approx(
-                row["ndcg"], rel=1e-9
-            ), labels
-    rows = sum(1 for _ in samples(metrics, "streameval_window_lists"))
-    assert rows == len(expected["windows"])
-    return rows
 
 
 def _identity(metrics: dict[Any, float]) -> int:
@@ -240,7 +219,9 @@ def test_the_daemon_rides_out_a_broker_restart(own_broker: OwnBroker, tmp_path: 
         late = sum(v for _, v in samples(metrics, "streameval_late_events_total"))
         unmatched = _num(metrics, "streameval_unmatched_clicks_total")
         assert (late, unmatched) == (expected["intake"]["late"], expected["intake"]["unmatched"])
-        assert _assert_rows(metrics, expected) >= 16  # the 1h window, by k, relevance and arm
+        assert (
+            assert_windows_match(metrics, expected) >= 16
+        )  # the 1h window, by k, relevance and arm
         assert {
             lbl["reason"]: int(v)
             for lbl, v in samples(metrics, "streameval_invalid_events_total")
@@ -343,7 +324,7 @@ def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
         both = [ma, mb]
         rows = 0
         for row in expected["windows"]:
-            labels = _row_labels(row)
+            labels = window_labels(row)
             lists = _summed(both, "streameval_window_lists", labels)
             assert lists == row["lists"], labels
             assert _summed(both, "streameval_ndcg_sum", labels) == pytest.approx(
@@ -383,7 +364,7 @@ def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
             what="daemon b to take over and catch up",
             ready=True,
         )
-        assert _assert_rows(mb, expected) > 20
+        assert assert_windows_match(mb, expected) > 20
         # every record counted once across the two lives: a's share up to its SIGTERM, b's rest
         assert read_a + _identity(mb) == expected["intake"]["read"] + judgments
         assert b.terminate() == 0
