@@ -36,6 +36,7 @@ from tests.integration.daemon_support import (
     DaemonProcess,
     Log,
     Topics,
+    assert_windows_match,
     dump_partitions,
     free_port,
     make_log,
@@ -140,53 +141,6 @@ def _expected_intake(clean: dict[str, Any], corpus: list[hc.Hostile]) -> dict[st
     }
 
 
-def _assert_clean_rows(metrics: dict[Any, float], expected: dict[str, Any]) -> int:
-    """Every window row of the clean replay, exactly; other rows only in the noise segment."""
-    seen = set()
-    wrong = []
-    for row in expected["windows"]:
-        labels = {
-            "k": str(row["k"]),
-            "window": row["window"],
-            "relevance": row["relevance"],
-            **row["segment"],
-        }
-        got = value(metrics, "streameval_window_lists", **labels)
-        if got != row["lists"]:
-            wrong.append((labels, got, row["lists"]))
-    assert wrong == [], wrong
-    for row in expected["windows"]:
-        labels = {
-            "k": str(row["k"]),
-            "window": row["window"],
-            "relevance": row["relevance"],
-            **row["segment"],
-        }
-        seen.add(tuple(sorted(labels.items())))
-        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
-        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
-            row["ndcg_sum"], rel=1e-9, abs=1e-12
-        ), labels
-        if row["ndcg"] is not None:
-            assert value(metrics, "streameval_ndcg", **labels) == pytest.approx(
-                row["ndcg"], rel=1e-9
-            ), labels
-        if row["judged_coverage"] is not None:
-            assert value(metrics, "streameval_judged_coverage", **labels) == pytest.approx(
-                row["judged_coverage"], rel=1e-9
-            ), labels
-        seg = {"window": row["window"], **row["segment"]}
-        if row["click_through_rate"] is not None:
-            assert value(metrics, "streameval_click_through_rate", **seg) == pytest.approx(
-                row["click_through_rate"], rel=1e-9
-            ), seg
-            assert value(metrics, "streameval_mrr", **seg) == pytest.approx(row["mrr"], rel=1e-9)
-    for labels, _ in samples(metrics, "streameval_window_lists"):
-        if tuple(sorted(labels.items())) not in seen:
-            assert (labels["ranker"], labels["arm"]) == ("noise", "noise"), labels
-    return len(seen)
-
-
 def _substrings(text: str) -> set[str]:
     return {text[i:j] for i in range(len(text)) for j in range(i + 1, len(text) + 1)}
 
@@ -288,7 +242,7 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         assert intake["late"].get("impression", 0) == 0
 
         # the valid neighbours: exactly the clean figures
-        assert _assert_clean_rows(metrics, expected) > 20
+        assert assert_windows_match(metrics, expected, extra_segment="noise") > 20
 
         # no id, query text or user id in any label value
         ids = hc.identifiers(corpus, decoded) - {""}
@@ -319,7 +273,7 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         assert intake["unmatched"] == unmatched_before + 20
         assert _accounted(intake) == total
         assert _num(metrics, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
-        _assert_clean_rows(metrics, expected)
+        assert_windows_match(metrics, expected, extra_segment="noise")
 
         # the far future: a valid event pulls the watermark to 9999 (DESIGN §4: the watermark is
         # the newest event time once every partition is idle); nothing is lost on the way: every
