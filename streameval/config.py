@@ -8,6 +8,7 @@ whose message names the key, e.g. ``evaluation.ks: …``.
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,6 +21,7 @@ from pydantic import (
     PlainSerializer,
     SecretStr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -52,6 +54,17 @@ class KafkaSettings(BaseModel):
     commit_interval: Duration = 5_000
     #: a member silent for this long leaves the group and its partitions move (extension)
     session_timeout: Duration = 45_000
+    #: the client that reads ``topics`` in the consumer group (extension): "kafka-python" (the
+    #: default) or "confluent-kafka" (librdkafka; the optional extra ``streameval[confluent]``;
+    #: co-partitions with librdkafka's range assignor, so the topics need equal partition counts,
+    #: and every member of a group must use the same client). Judgments and the dead-letter
+    #: topic always use kafka-python.
+    consumer: Literal["kafka-python", "confluent-kafka"] = Field(
+        "kafka-python",
+        description="client of the consumer group: kafka-python (default) or confluent-kafka "
+        "(pip install 'streameval[confluent]'; topics with equal partition counts; one client "
+        "per group)",
+    )
     # security settings, passed through to the Kafka client
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: str | None = None
@@ -62,6 +75,15 @@ class KafkaSettings(BaseModel):
     ssl_keyfile: str | None = None
     ssl_password: SecretStr | None = None
     ssl_check_hostname: bool = True
+
+    @field_validator("consumer")
+    @classmethod
+    def _consumer_installed(cls, value: str) -> str:
+        if value == "confluent-kafka" and importlib.util.find_spec("confluent_kafka") is None:
+            raise ValueError(
+                "confluent-kafka is not installed: pip install 'streameval[confluent]'"
+            )
+        return value
 
     @model_validator(mode="after")
     def _topics_given(self) -> KafkaSettings:

@@ -26,11 +26,13 @@ class Checkpoint:
 
     @classmethod
     def decode(cls, metadata: str | None) -> Checkpoint | None:
-        """The checkpoint in a commit's metadata; None when absent or not ours."""
+        """The checkpoint in a commit's metadata; None when absent or not ours. A trailing NUL is
+        ignored: confluent-kafka commits the metadata as a C string with its terminator, which
+        kafka-python reads back (a group may switch clients)."""
         if not metadata:
             return None
         try:
-            data = json.loads(metadata)
+            data = json.loads(metadata.rstrip("\x00"))
         except ValueError:
             return None
         if not isinstance(data, dict) or data.get("v") != _VERSION:

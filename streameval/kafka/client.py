@@ -1,4 +1,5 @@
-"""Our ``[kafka]`` settings → the keyword arguments of kafka-python's clients.
+"""Our ``[kafka]`` settings → the keyword arguments of kafka-python's clients, and the same
+settings as librdkafka properties for the optional confluent-kafka consumer.
 
 Only connection and security settings map, and only those accepted alike by ``KafkaConsumer``,
 ``KafkaProducer`` and ``KafkaAdminClient``. Settings that are about *what* to read (topics,
@@ -77,4 +78,44 @@ def client_config(kafka_settings: Mapping[str, object]) -> dict[str, object]:
             ):
                 if not config.get(theirs):
                     raise ConfigError(f"kafka.{ours}: needed with sasl_mechanism={mechanism}")
+    return config
+
+
+#: kafka-python's keyword → librdkafka's property (CONFIGURATION.md of librdkafka)
+_LIBRDKAFKA: Mapping[str, str] = {
+    "bootstrap_servers": "bootstrap.servers",
+    "client_id": "client.id",
+    "security_protocol": "security.protocol",
+    "sasl_mechanism": "sasl.mechanism",
+    "sasl_plain_username": "sasl.username",
+    "sasl_plain_password": "sasl.password",
+    "sasl_kerberos_service_name": "sasl.kerberos.service.name",
+    "ssl_cafile": "ssl.ca.location",
+    "ssl_certfile": "ssl.certificate.location",
+    "ssl_keyfile": "ssl.key.location",
+    "ssl_password": "ssl.key.password",
+    "ssl_crlfile": "ssl.crl.location",
+}
+
+
+def librdkafka_config(kafka_settings: Mapping[str, object]) -> dict[str, object]:
+    """The connection and security settings as librdkafka properties (for confluent-kafka's
+    clients), after the same checks as :func:`client_config`. ``ssl_check_hostname`` becomes
+    ``ssl.endpoint.identification.algorithm`` (``https`` or ``none``). Raises
+    :class:`ConfigError` for a setting librdkafka has no property for."""
+    config: dict[str, object] = {}
+    ours = {theirs: key for key, theirs in _RENAMES.items()}
+    for key, value in client_config(kafka_settings).items():
+        if key == "ssl_check_hostname":
+            config["ssl.endpoint.identification.algorithm"] = "https" if value else "none"
+            continue
+        target = _LIBRDKAFKA.get(key)
+        if target is None:
+            raise ConfigError(
+                f"kafka.{ours.get(key, key)}: not supported with consumer = 'confluent-kafka'"
+            )
+        if key == "bootstrap_servers" and isinstance(value, list | tuple):
+            config[target] = ",".join(str(v) for v in value)
+        else:
+            config[target] = value
     return config
