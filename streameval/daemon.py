@@ -1,6 +1,6 @@
 """``streameval run``: Kafka in, the pipeline in the middle, ``/metrics`` out.
 
-The loop only moves records between its parts: the :class:`EventStream` (Kafka I/O), the
+The loop only moves records between its parts: the :class:`Stream` (Kafka I/O), the
 :class:`Pipeline` (decoding, join, windows), the dead-letter sink, and a published snapshot that
 the HTTP thread reads (a scrape never touches live state). Periodic work (commits, lag, the
 snapshot) is due by an injected monotonic clock.
@@ -35,7 +35,7 @@ from streameval.kafka.dlq import DeadLetterSink
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
-from streameval.kafka.stream import Commits, EventStream, source_of
+from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -105,7 +105,7 @@ class Daemon:
         # end offsets to reach before /readyz says ready (None: no assignment yet)
         self._catch_up_to: dict[TopicPartition, int] | None = None
         self._lag: dict[tuple[str, int], int] = {}
-        self._stream: EventStream | None = None
+        self._stream: Stream | None = None
         self._registry = CollectorRegistry()
         self._registry.register(SnapshotCollector(self._box.get, version=__version__))
         m = settings.metrics
@@ -138,14 +138,8 @@ class Daemon:
         _LOG.info("metrics on %s://%s:%d", self.server.scheme, self.server.host, self.server.port)
         try:
             judgments = self._read_judgments()
-            kafka = self._settings.kafka
-            self._stream = EventStream(
-                kafka.topics,
-                group_id=kafka.group_id,
-                client=self._client,
-                auto_offset_reset=kafka.auto_offset_reset,
-                on_revoke=self._on_revoke,
-                session_timeout_ms=kafka.session_timeout,
+            self._stream = open_stream(
+                self._settings.kafka, client=self._client, on_revoke=self._on_revoke
             )
             self._loop(stop, judgments)
         finally:
@@ -174,7 +168,7 @@ class Daemon:
         iv = self._intervals
         commit_due = _Due(iv.commit_s, self._clock)
         snapshot_due = _Due(iv.snapshot_s, self._clock)
-        lag = LagSampler(stream.consumer, iv.lag_s, clock=self._clock)
+        lag = LagSampler(stream, iv.lag_s, clock=self._clock)
         pipeline = self._pipeline
         try:
             while not stop.is_set():

@@ -3,6 +3,8 @@
 
 :func:`consumer_lag` asks the brokers for end offsets (one request per partition leader), so it is
 meant to be called every few seconds, not on every poll: :class:`LagSampler` does that pacing.
+What it measures is an :class:`Offsets`: the daemon's stream (either client), or a kafka-python
+``KafkaConsumer`` itself.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from kafka.errors import IllegalStateError, KafkaError, KafkaTimeoutError
 
@@ -31,18 +33,29 @@ def records_behind(
     }
 
 
-def consumer_lag(consumer: Any, *, timeout_ms: int = 5000) -> dict[PartitionKey, int]:
-    """Records behind the log end for each partition assigned to the kafka-python ``consumer``.
-    Partitions whose position is not known yet are left out. Raises kafka-python's errors when
-    the end offsets cannot be had."""
+class Offsets(Protocol):
+    """What a lag measurement asks: the assigned partitions (kafka-python ``TopicPartition``
+    values), their log ends, and the read position in each."""
+
+    def assignment(self) -> Any: ...
+
+    def end_offsets(self, partitions: Any, timeout_ms: int | None = ...) -> Any: ...
+
+    def position(self, tp: Any) -> int | None: ...
+
+
+def consumer_lag(consumer: Offsets, *, timeout_ms: int = 5000) -> dict[PartitionKey, int]:
+    """Records behind the log end for each partition assigned to ``consumer``. Partitions whose
+    position is not known yet are left out. Raises kafka-python's errors when the end offsets
+    cannot be had."""
     assigned = sorted(consumer.assignment() or ())
     if not assigned:
         return {}
-    ends = consumer.end_offsets(assigned, timeout_ms=timeout_ms)
+    ends = consumer.end_offsets(set(assigned), timeout_ms=timeout_ms)
     positions: dict[PartitionKey, int] = {}
     for tp in assigned:
         try:
-            position = consumer.position(tp, timeout_ms=timeout_ms)
+            position = consumer.position(tp)
         except (IllegalStateError, KafkaTimeoutError):
             continue  # revoked meanwhile, or no position yet
         if position is not None:
@@ -56,7 +69,7 @@ class LagSampler:
 
     def __init__(
         self,
-        consumer: Any,
+        consumer: Offsets,
         interval_s: float = 5.0,
         *,
         clock: Callable[[], float] = time.monotonic,

@@ -5,13 +5,19 @@ partitions and commits it before they move (kafka-python runs listeners on its I
 listener is the async kind and awaits the commit); an assignment is queued and handed out by
 :meth:`EventStream.take_assignment` after the poll that caused it, before any record of the new
 assignment is processed.
+
+:class:`Stream` is what the daemon needs of such a stream; :class:`EventStream` (kafka-python,
+the default) and :class:`~streameval.kafka.confluent_stream.ConfluentStream` (confluent-kafka,
+an optional extra) both provide it, and :func:`open_stream` picks one by ``kafka.consumer``.
+Partitions are kafka-python ``TopicPartition`` values at this interface, and failures of the
+brokers are raised as kafka-python's ``KafkaError``, whichever client reads.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
@@ -22,6 +28,9 @@ from streameval.kafka.assignor import CoPartitionedAssignor
 from streameval.kafka.checkpoint import Checkpoint
 from streameval.kafka.records import RawRecord
 
+if TYPE_CHECKING:
+    from streameval.config import KafkaSettings
+
 _LOG = logging.getLogger(__name__)
 
 
@@ -31,6 +40,83 @@ def source_of(topic: str, partition: int) -> str:
 
 
 Commits = Mapping[TopicPartition, tuple[int, Checkpoint]]
+#: ``on_revoke(partitions, lost)``: called inside :meth:`Stream.poll` before ``partitions`` move
+#: to another member; returns what to commit for them (nothing when ``lost``: they have already
+#: moved, and a commit could overwrite the new owner's)
+OnRevoke = Callable[[set[TopicPartition], bool], Commits]
+
+
+class Stream(Protocol):
+    """The impression and click topics as the daemon reads them, in a consumer group whose
+    members get partition i of every topic together."""
+
+    def poll(self, timeout_ms: int) -> list[RawRecord]:
+        """The next records (rebalance callbacks run inside)."""
+        ...
+
+    def take_assignment(self) -> set[TopicPartition] | None:
+        """The partitions assigned by the last poll's rebalance, once; None if none happened."""
+        ...
+
+    def assignment(self) -> set[TopicPartition]: ...
+
+    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
+        """The checkpoint committed with each partition's offset, where there is one of ours."""
+        ...
+
+    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+        """Go back to the committed offsets; the partitions whose already polled records will
+        be read again (and are to be dropped)."""
+        ...
+
+    def end_offsets(
+        self, partitions: set[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        """The log end of each partition, asked of the brokers now (``timeout_ms`` None: the
+        client's default)."""
+        ...
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        """The log end seen by the last fetch of ``tp`` (None before one)."""
+        ...
+
+    def position(self, tp: TopicPartition) -> int | None:
+        """The offset of the next record to be returned from ``tp`` (None if unknown)."""
+        ...
+
+    def commit(self, offsets: Commits) -> None:
+        """Commit synchronously, each offset with its checkpoint as metadata."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def open_stream(
+    kafka: KafkaSettings, *, client: Mapping[str, object], on_revoke: OnRevoke
+) -> Stream:
+    """The stream ``kafka.consumer`` asks for: :class:`EventStream` with the kafka-python keyword
+    arguments ``client``, or the confluent-kafka one (imported only then) with the same settings
+    as librdkafka properties."""
+    if kafka.consumer == "confluent-kafka":
+        from streameval.kafka.client import librdkafka_config
+        from streameval.kafka.confluent_stream import ConfluentStream
+
+        return ConfluentStream(
+            kafka.topics,
+            group_id=kafka.group_id,
+            config=librdkafka_config(kafka.model_dump()),
+            auto_offset_reset=kafka.auto_offset_reset,
+            on_revoke=on_revoke,
+            session_timeout_ms=kafka.session_timeout,
+        )
+    return EventStream(
+        kafka.topics,
+        group_id=kafka.group_id,
+        client=client,
+        auto_offset_reset=kafka.auto_offset_reset,
+        on_revoke=on_revoke,
+        session_timeout_ms=kafka.session_timeout,
+    )
 
 
 class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
@@ -60,7 +146,7 @@ class EventStream:
         group_id: str,
         client: Mapping[str, object],
         auto_offset_reset: str,
-        on_revoke: Callable[[set[TopicPartition], bool], Commits],
+        on_revoke: OnRevoke,
         max_poll_records: int = 5000,
         session_timeout_ms: int = 45_000,
     ) -> None:
@@ -137,10 +223,14 @@ class EventStream:
             moved.add(tp)
         return moved
 
-    def end_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+    def end_offsets(
+        self, partitions: set[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
         if not partitions:
             return {}
-        ends: dict[TopicPartition, int] = self._consumer.end_offsets(list(partitions))
+        ends: dict[TopicPartition, int] = self._consumer.end_offsets(
+            list(partitions), timeout_ms=timeout_ms
+        )
         return ends
 
     def highwater(self, tp: TopicPartition) -> int | None:

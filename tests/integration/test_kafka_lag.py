@@ -32,7 +32,7 @@ class _CountingConsumer:
         self.requests += 1
         return dict.fromkeys(partitions, 9)
 
-    def position(self, tp: TopicPartition, timeout_ms: int) -> int:
+    def position(self, tp: TopicPartition) -> int:
         return 5
 
 

@@ -1,0 +1,370 @@
+"""The impression and click topics read with confluent-kafka (librdkafka): the optional
+:class:`~streameval.kafka.stream.Stream` behind ``kafka.consumer = "confluent-kafka"``.
+
+kafka-python decodes every record in Python; librdkafka fetches and decodes in C threads, which
+is what this client is for. The semantics are :class:`~streameval.kafka.stream.EventStream`'s:
+
+* **Co-partitioning.** librdkafka has no pluggable assignor, so the group uses its ``range``
+  assignor: for each topic it sorts the members alike and hands out contiguous ranges, so with
+  equal partition counts (checked at start, else :class:`ConfigError`) partition i of every
+  topic goes to the same member. A group's members must all use the same client (the
+  kafka-python one announces its own assignor, and a group needs one both support).
+* **Rebalances.** Eager (``range``): every partition is revoked before any is assigned.
+  librdkafka runs the callbacks inside ``consume()``. A revocation asks ``on_revoke`` what to
+  commit and commits it synchronously before the partitions move; lost partitions (session
+  expired, fenced) are dropped uncommitted. An assignment reads each partition's commit and
+  assigns it from there explicitly (no commit: the log's start or end, as
+  ``auto_offset_reset`` says; a commit outside the log: the same), so the start position is
+  known before a record arrives.
+* **One poll, one side of a rebalance.** A ``consume()`` call can return records fetched before
+  a revocation that ran inside it, and records of the next assignment after it. A batch during
+  which a partition was revoked or lost is therefore dropped whole, and :meth:`rewind` seeks the
+  new assignment back to where it started; a batch whose only event was an assignment (to a
+  member holding nothing) holds only the new assignment's records, from its start: it is kept.
+* **Offsets.** Positions are tracked here (librdkafka reports none before a record is handed
+  out, and after a seek), as the start of the assignment and then the offset after the last
+  record returned. End offsets come from an admin client's ListOffsets: on the consumer's
+  connection the request would wait behind the fetch long-poll (~0.5 s per partition).
+
+Errors of the brokers are raised as kafka-python's ``KafkaError``, the interface's error type.
+confluent_kafka is imported only when this stream is built.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from kafka import TopicPartition
+from kafka.errors import KafkaError
+
+from streameval.errors import ConfigError, KafkaUnavailableError
+from streameval.kafka.assignor import copartition_problem
+from streameval.kafka.checkpoint import Checkpoint
+from streameval.kafka.records import RawRecord
+from streameval.kafka.stream import Commits, OnRevoke
+
+if TYPE_CHECKING:
+    import confluent_kafka
+
+_LOG = logging.getLogger(__name__)
+#: librdkafka's own log lines
+_LIBRDKAFKA_LOG = logging.getLogger("streameval.kafka.librdkafka")
+
+#: (topic, partition): equal to, and hashed like, kafka-python's TopicPartition namedtuple
+_Key = tuple[str, int]
+
+
+def _import() -> Any:
+    try:
+        import confluent_kafka
+        import confluent_kafka.admin
+    except ImportError as exc:
+        raise ConfigError(
+            "kafka.consumer: 'confluent-kafka' needs the optional extra: "
+            "pip install 'streameval[confluent]'"
+        ) from exc
+    return confluent_kafka
+
+
+class ConfluentStream:
+    def __init__(
+        self,
+        topics: Sequence[str],
+        *,
+        group_id: str,
+        config: Mapping[str, object],
+        auto_offset_reset: str,
+        on_revoke: OnRevoke,
+        max_poll_records: int = 5000,
+        session_timeout_ms: int = 45_000,
+        request_timeout_s: float = 30.0,
+    ) -> None:
+        ck = _import()
+        self._ck = ck
+        self._on_revoke = on_revoke
+        self._earliest = auto_offset_reset == "earliest"
+        self._max_poll_records = max_poll_records
+        self._timeout_s = request_timeout_s
+        self._assigned: set[TopicPartition] = set()
+        self._new_assignment: set[TopicPartition] | None = None
+        #: where each assigned partition started (its commit, or the reset), for rewind
+        self._start: dict[_Key, int] = {}
+        #: the offset after the last record returned, per assigned partition
+        self._pos: dict[_Key, int] = {}
+        #: a partition was revoked or lost during the current consume(): drop its batch
+        self._revoked_in_call = False
+        #: assigned partitions whose records were dropped: rewind() seeks them to their start
+        self._dropped: set[TopicPartition] = set()
+        #: an exception raised inside a rebalance callback, re-raised by poll()
+        self._failure: BaseException | None = None
+        common = {**config, "logger": _LIBRDKAFKA_LOG, "error_cb": _log_error}
+        self._admin = ck.admin.AdminClient(common)
+        self._check_topics(topics)
+        try:
+            self._consumer: confluent_kafka.Consumer = ck.Consumer(
+                {
+                    **common,
+                    "group.id": group_id,
+                    "enable.auto.commit": False,
+                    "enable.auto.offset.store": False,
+                    "auto.offset.reset": auto_offset_reset,
+                    "partition.assignment.strategy": "range",
+                    "session.timeout.ms": session_timeout_ms,
+                    "heartbeat.interval.ms": max(1_000, session_timeout_ms // 3),
+                    # as kafka-python reads: every record, not only committed transactions
+                    "isolation.level": "read_uncommitted",
+                }
+            )
+        except ck.KafkaException as exc:
+            raise KafkaUnavailableError(
+                f"cannot create the confluent-kafka consumer: {exc}"
+            ) from exc
+        _LOG.info(
+            "reading %s with confluent-kafka %s (librdkafka %s)",
+            list(topics),
+            ck.version()[0],
+            ck.libversion()[0],
+        )
+        self._consumer.subscribe(
+            list(topics),
+            on_assign=self._assigned_cb,
+            on_revoke=self._revoked_cb,
+            on_lost=self._lost_cb,
+        )
+
+    def _check_topics(self, topics: Sequence[str]) -> None:
+        try:
+            metadata = self._admin.list_topics(timeout=10.0)
+        except self._ck.KafkaException as exc:
+            raise KafkaUnavailableError(f"cannot connect to Kafka: {exc}") from exc
+        missing = [
+            t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None
+        ]
+        if missing:
+            raise KafkaUnavailableError(f"topics do not exist or cannot be read: {missing}")
+        problem = copartition_problem({t: len(metadata.topics[t].partitions) for t in topics})
+        if problem is not None:
+            raise ConfigError(
+                f"kafka.consumer: 'confluent-kafka' co-partitions with librdkafka's range "
+                f"assignor, which needs equal partition counts ({problem}); "
+                "use consumer = 'kafka-python'"
+            )
+
+    # --- rebalance callbacks (inside consume()) -------------------------------------------------
+
+    def _assigned_cb(self, consumer: Any, partitions: list[Any]) -> None:
+        try:
+            if self._assigned:  # eager: never, but then records of both sides may be mixed
+                self._revoked_in_call = True
+            tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+            starts = self._start_offsets(tps)
+            consumer.assign(
+                [self._ck.TopicPartition(tp.topic, tp.partition, starts[tp]) for tp in sorted(tps)]
+            )
+            self._assigned = tps
+            self._start = {(tp.topic, tp.partition): off for tp, off in starts.items()}
+            self._pos = dict(self._start)
+            self._new_assignment = set(tps)
+        except BaseException as exc:  # raised again by poll(), outside librdkafka's call
+            self._failure = exc
+
+    def _revoked_cb(self, consumer: Any, partitions: list[Any]) -> None:
+        self._give_up(partitions, lost=False)
+
+    def _lost_cb(self, consumer: Any, partitions: list[Any]) -> None:
+        self._give_up(partitions, lost=True)
+
+    def _give_up(self, partitions: list[Any], *, lost: bool) -> None:
+        self._revoked_in_call = True
+        tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+        try:
+            offsets = self._on_revoke(tps, lost)
+            if offsets and not lost:
+                try:
+                    self.commit(offsets)
+                except KafkaError as exc:
+                    _LOG.warning("commit of revoked partitions failed: %s", exc)
+        except BaseException as exc:
+            self._failure = exc
+        finally:
+            self._assigned -= tps
+            self._dropped -= tps
+            for tp in tps:
+                self._start.pop((tp.topic, tp.partition), None)
+                self._pos.pop((tp.topic, tp.partition), None)
+
+    def _start_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """Each partition's commit when it is within the log, else the log's start (earliest)
+        or end (latest)."""
+        ck = self._ck
+        committed = {
+            TopicPartition(c.topic, c.partition): c.offset
+            for c in self._call(
+                self._consumer.committed, self._ck_list(partitions), self._timeout_s
+            )
+        }
+        low = self._list_offsets(partitions, ck.admin.OffsetSpec.earliest(), self._timeout_s)
+        high = self._list_offsets(partitions, ck.admin.OffsetSpec.latest(), self._timeout_s)
+        starts = {}
+        for tp in partitions:
+            offset = committed.get(tp, -1)
+            if offset < 0 or not low[tp] <= offset <= high[tp]:
+                offset = low[tp] if self._earliest else high[tp]
+            starts[tp] = offset
+        return starts
+
+    def take_assignment(self) -> set[TopicPartition] | None:
+        assignment, self._new_assignment = self._new_assignment, None
+        return assignment
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def poll(self, timeout_ms: int) -> list[RawRecord]:
+        self._revoked_in_call = False
+        try:
+            # Any: the stubs type a Message's fields Optional, set on every record returned
+            messages: list[Any] = self._consumer.consume(self._max_poll_records, timeout_ms / 1000)
+        except self._ck.KafkaException as exc:
+            raise KafkaError(f"consume failed: {exc}") from exc
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        if self._revoked_in_call:
+            # records of the revoked partitions may precede the callback in this batch, and
+            # the new assignment's follow it: read the new assignment again from its start
+            self._dropped = set(self._assigned)
+            return []
+        out: list[RawRecord] = []
+        append = out.append
+        pos = self._pos
+        for m in messages:
+            error = m.error()
+            if error is not None:
+                _message_error(error)
+                continue
+            topic, partition, offset = m.topic(), m.partition(), m.offset()
+            headers = m.headers()
+            append(
+                RawRecord(
+                    topic,
+                    partition,
+                    offset,
+                    m.key(),
+                    m.value(),
+                    m.timestamp()[1],
+                    tuple(headers) if headers else (),
+                )
+            )
+            pos[(topic, partition)] = offset + 1
+        return out
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._assigned)
+
+    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
+        if not partitions:
+            return {}
+        out: dict[TopicPartition, Checkpoint] = {}
+        for c in self._call(self._consumer.committed, self._ck_list(partitions), self._timeout_s):
+            if c.offset >= 0:
+                cp = Checkpoint.decode(c.metadata)
+                if cp is not None:
+                    out[TopicPartition(c.topic, c.partition)] = cp
+        return out
+
+    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+        """Seek the partitions whose records a dropped batch held back to where their assignment
+        started (their commit: nothing has been committed for them since). The others were
+        assigned from their commit and every record polled from them since is still due."""
+        moved = partitions & self._dropped
+        for tp in sorted(moved):
+            start = self._start[(tp.topic, tp.partition)]
+            self._call(self._consumer.seek, self._ck.TopicPartition(tp.topic, tp.partition, start))
+            self._pos[(tp.topic, tp.partition)] = start
+        self._dropped -= moved
+        if moved:
+            _LOG.info("a poll crossed the rebalance: %d partitions read again", len(moved))
+        return moved
+
+    def end_offsets(
+        self, partitions: set[TopicPartition], timeout_ms: int | None = None
+    ) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
+        return self._list_offsets(partitions, self._ck.admin.OffsetSpec.latest(), timeout_s)
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        try:
+            _, high = self._consumer.get_watermark_offsets(
+                self._ck.TopicPartition(tp.topic, tp.partition), cached=True
+            )
+        except self._ck.KafkaException:
+            return None
+        return high if high >= 0 else None
+
+    def position(self, tp: TopicPartition) -> int | None:
+        return self._pos.get((tp.topic, tp.partition))
+
+    def commit(self, offsets: Commits) -> None:
+        if not offsets:
+            return
+        ck_offsets = [
+            self._ck.TopicPartition(tp.topic, tp.partition, offset, metadata=cp.encode())
+            for tp, (offset, cp) in offsets.items()
+        ]
+        result = self._call(self._consumer.commit, offsets=ck_offsets, asynchronous=False)
+        failed = [f"{c.topic}/{c.partition}: {c.error}" for c in result or () if c.error]
+        if failed:
+            raise KafkaError(f"commit failed: {failed}")
+
+    def close(self) -> None:
+        try:
+            self._consumer.close()  # leaves the group: the revoke callback commits first
+        except self._ck.KafkaException as exc:  # pragma: no cover - best effort at shutdown
+            _LOG.warning("closing the consumer failed: %s", exc)
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _ck_list(self, partitions: set[TopicPartition]) -> list[Any]:
+        return [self._ck.TopicPartition(tp.topic, tp.partition) for tp in sorted(partitions)]
+
+    def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """``method(...)``, with confluent-kafka's exceptions raised as kafka-python's."""
+        try:
+            return method(*args, **kwargs)
+        except self._ck.KafkaException as exc:
+            raise KafkaError(f"{getattr(method, '__name__', 'call')} failed: {exc}") from exc
+
+    def _list_offsets(
+        self, partitions: set[TopicPartition], spec: Any, timeout_s: float
+    ) -> dict[TopicPartition, int]:
+        futures = self._call(
+            self._admin.list_offsets,
+            {self._ck.TopicPartition(tp.topic, tp.partition): spec for tp in partitions},
+            request_timeout=timeout_s,
+        )
+        out: dict[TopicPartition, int] = {}
+        for ck_tp, future in futures.items():
+            try:
+                info = future.result(timeout=timeout_s + 5)
+            except Exception as exc:
+                raise KafkaError(f"offsets of {ck_tp.topic}/{ck_tp.partition}: {exc}") from exc
+            out[TopicPartition(ck_tp.topic, ck_tp.partition)] = info.offset
+        return out
+
+
+def _log_error(error: Any) -> None:
+    """librdkafka's error callback: transient errors (a broker down, a reconnect) are retried by
+    librdkafka itself; the daemon sees an outage through its lag measurements."""
+    _LOG.warning("confluent-kafka: %s", error)
+
+
+def _message_error(error: Any) -> None:
+    """An error handed out in place of a record: fatal ones end the stream, the rest (a partition
+    end, a topic gone) are logged."""
+    if error.fatal():
+        raise KafkaError(f"fatal consumer error: {error}")
+    _LOG.warning("consumer error: %s", error)
