@@ -1,5 +1,5 @@
 """End to end through a real broker: ``streameval run`` against a bare kafka-python consumer,
-and the state rebuild after a kill against the first run.
+and the state rebuild after a kill against the first run; the same with confluent-kafka.
 
     .venv/bin/python benchmarks/bench_daemon.py [--records 200000] [--quick] [--json FILE]
 
@@ -20,6 +20,11 @@ The broker is ``KAFKA_BOOTSTRAP_SERVERS`` when set, else one started for this ru
 4. ``rebuild``: the daemon is killed (SIGKILL) once it has committed, and started again in the
    same group. It re-reads from its committed offsets; the records it rebuilds from
    (Σ end − committed) ÷ the time between the same two log lines, against the first run's rate.
+5. ``consumer.confluent``: a bare confluent-kafka ``Consumer`` in its own group (``consume()``
+   batches of 5000, the value of each record touched) reads the same records, timed as the bare
+   kafka-python one; against it. Skipped (with a note) when confluent-kafka is not installed.
+6. ``daemon.confluent``: ``streameval run`` with ``kafka.consumer = "confluent-kafka"`` in a
+   group of its own, timed as in 3; against the bare kafka-python consumer, like ``daemon``.
 """
 
 from __future__ import annotations
@@ -210,6 +215,50 @@ def bare_consumer(bootstrap: str, topics: Topics, expected: int) -> tuple[int, f
     return n, last - assigned_at[-1]  # the last (re)assignment started the read that counts
 
 
+def bare_confluent(bootstrap: str, topics: Topics, expected: int) -> tuple[int, float]:
+    """The same with confluent-kafka: records read and seconds from the assignment to the last
+    record."""
+    from confluent_kafka import Consumer
+
+    assigned_at: list[float] = []
+
+    def on_assign(consumer: Any, partitions: Any) -> None:
+        assigned_at.append(time.perf_counter())
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"bench-bare-ck-{uuid.uuid4().hex[:10]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "partition.assignment.strategy": "range",
+        }
+    )
+    consumer.subscribe([topics.impressions, topics.clicks], on_assign=on_assign)
+    n = 0
+    last = time.perf_counter()
+    deadline = time.monotonic() + 600
+    while n < expected and time.monotonic() < deadline:
+        messages = consumer.consume(5000, 0.5)
+        for m in messages:
+            if m.error() is None and m.value() is not None:
+                n += 1
+        if messages:
+            last = time.perf_counter()
+    consumer.close()
+    if n != expected or not assigned_at:
+        raise RuntimeError(f"the bare confluent consumer read {n} of {expected} records")
+    return n, last - assigned_at[-1]
+
+
+def have_confluent() -> bool:
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 # --- the daemon -------------------------------------------------------------------------------
 
 
@@ -223,7 +272,9 @@ def free_port() -> int:
 class Daemon:
     """``streameval run`` as a subprocess, its log in a file."""
 
-    def __init__(self, bootstrap: str, topics: Topics, group: str, log: Path) -> None:
+    def __init__(
+        self, bootstrap: str, topics: Topics, group: str, log: Path, consumer: str = ""
+    ) -> None:
         self.port = free_port()
         self.log = log
         env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
@@ -240,6 +291,8 @@ class Daemon:
                 "STREAMEVAL_METRICS__PORT": str(self.port),
             }
         )
+        if consumer:
+            env["STREAMEVAL_KAFKA__CONSUMER"] = consumer
         self._log = log.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
@@ -396,6 +449,13 @@ def run(bootstrap: str, n: int, seed: int, workdir: Path) -> dict[str, Any]:
         finally:
             second.stop()
         print(f"rebuild: {backlog} records in {rebuild_s:.2f} s = {backlog / rebuild_s:,.0f}/s")
+        confluent: dict[str, Any] = {}
+        if have_confluent():
+            confluent = run_confluent(bootstrap, topics, n, stream, workdir)
+        else:
+            print(
+                "confluent-kafka is not installed: consumer.confluent and daemon.confluent skipped"
+            )
         return {
             "records": n,
             "sent": sent,
@@ -405,9 +465,32 @@ def run(bootstrap: str, n: int, seed: int, workdir: Path) -> dict[str, Any]:
             "daemon_metrics_rate": metrics_rate,
             "rebuild_records": backlog,
             "rebuild_seconds": rebuild_s,
+            **confluent,
         }
     finally:
         topics.delete(bootstrap)
+
+
+def run_confluent(
+    bootstrap: str, topics: Topics, n: int, stream: int, workdir: Path
+) -> dict[str, Any]:
+    """Steps 5 and 6: the bare confluent consumer, then the daemon with it."""
+    ck_n, ck_s = bare_confluent(bootstrap, topics, stream)
+    print(f"bare confluent consumer: {ck_n} records in {ck_s:.2f} s = {ck_n / ck_s:,.0f}/s")
+    group = f"bench-daemon-ck-{uuid.uuid4().hex[:10]}"
+    daemon = Daemon(
+        bootstrap, topics, group, workdir / "daemon-confluent.log", consumer="confluent-kafka"
+    )
+    try:
+        daemon.wait_records(n)
+        daemon_s = daemon.catch_up_seconds()
+    finally:
+        daemon.stop()
+    print(
+        f"daemon (confluent): {stream} stream records in {daemon_s:.2f} s = "
+        f"{stream / daemon_s:,.0f}/s"
+    )
+    return {"confluent_bare_seconds": ck_s, "confluent_daemon_seconds": daemon_s}
 
 
 def main() -> int:
@@ -449,6 +532,26 @@ def main() -> int:
             note=f"{data['rebuild_records']:,} records re-read after SIGKILL and restart",
         ),
     ]
+    if "confluent_bare_seconds" in data:
+        results += [
+            Result(
+                "consumer.confluent",
+                stream / data["confluent_bare_seconds"],
+                "records/s",
+                baseline=bare_rate,
+                baseline_name="bare KafkaConsumer",
+                note="a bare confluent-kafka Consumer reading the same records",
+            ),
+            Result(
+                "daemon.confluent",
+                stream / data["confluent_daemon_seconds"],
+                "records/s",
+                baseline=bare_rate,
+                baseline_name="bare KafkaConsumer",
+                target=Target(DAEMON_TARGET),
+                note='streameval run with kafka.consumer = "confluent-kafka"',
+            ),
+        ]
     write_json(
         args.json, {"benchmark": "daemon", **data, "results": [r.as_dict() for r in results]}
     )

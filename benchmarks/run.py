@@ -10,6 +10,8 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``soak``     RSS drift over a long replay after warm-up (target ≤ 5 %)
 * ``daemon``   ``streameval run`` through a real broker ÷ a bare KafkaConsumer (target ≥ 0.75)
 * ``rebuild``  records/s rebuilding after a kill ÷ the first run (target ≥ 0.9; with daemon)
+* ``consumer`` ``consumer.confluent``: a bare confluent-kafka consumer ÷ the bare KafkaConsumer
+  (with daemon, which also measures ``daemon.confluent``: the daemon with that consumer)
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
@@ -32,7 +34,7 @@ from pathlib import Path
 from _common import Result, environment, read_results, results_table
 
 HERE = Path(__file__).resolve().parent
-#: benchmark name -> the script that measures it (daemon and rebuild come from one run)
+#: benchmark name -> the script that measures it (daemon, rebuild and consumer: one run)
 SCRIPTS = {
     "scoring": "bench_scoring.py",
     "replay": "bench_replay.py",
@@ -40,6 +42,7 @@ SCRIPTS = {
     "soak": "bench_soak.py",
     "daemon": "bench_daemon.py",
     "rebuild": "bench_daemon.py",
+    "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
 }
 
