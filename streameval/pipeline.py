@@ -42,6 +42,16 @@ class Offered:
     invalid: Invalid | None = None
 
 
+#: the answers without an ``invalid`` reason, made once (one per record would cost ~5 % of offer)
+_OFFERED = {
+    (outcome, kind): Offered(outcome, kind)
+    for outcome in Outcome
+    for kind in (None, "impression", "click", "judgment")
+}
+#: no advance is due (nothing open, nothing waiting, no bucket to drop)
+_NEVER = float("inf")
+
+
 class Pipeline:
     def __init__(
         self,
@@ -63,6 +73,7 @@ class Pipeline:
         self._scorer = ListScorer(settings)
         self._attribution = settings.attribution_window
         self._keep_ms = max(settings.windows) + settings.allowed_lateness
+        self._bucket_ms = settings.bucket
         # what outlives a rebuild: the judgment table and the since-start counters
         self._judgments = JudgmentStore()
         self._intake = IntakeCounters()
@@ -86,6 +97,11 @@ class Pipeline:
         # per source: bucket -> smallest offset of a record with an event time in that bucket
         self._offsets: dict[str, dict[int, int]] = {}
         self._next_offset: dict[str, int] = {}
+        self._noted_source: str | None = None  # the last (source, bucket) _note_offset noted
+        self._noted_bucket = 0
+        # the watermark at which advance() has work to do next (a list to finalize, a waiting
+        # click to expire, a finalized id to forget, a bucket to drop)
+        self._due: float = _NEVER
         self._finished = False
 
     def reset(self) -> None:
@@ -106,11 +122,11 @@ class Pipeline:
         A record that a previous run already counted (see :meth:`restore_source`) rebuilds the
         state but is not counted, nor dead-lettered, again.
         """
-        counted_before = self._counted.get(source)
+        counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
+        event = self._decode(raw)
         if offset >= 0:
             self._next_offset[source] = offset + 1
-        event = self._decode(raw)
         if isinstance(event, Invalid):
             if count:
                 self._intake.read += 1
@@ -121,16 +137,18 @@ class Pipeline:
         if isinstance(event, Judgment):
             outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
             self._count(outcome, "judgment", count)
-            return Offered(outcome, "judgment")
+            return _OFFERED[outcome, "judgment"]
+        ts = event.timestamp
         if offset >= 0:
-            self._note_offset(source, event.timestamp, offset)
-        watermark = self._watermark.watermark
+            self._note_offset(source, ts, offset)
+        tracker = self._watermark
+        watermark = tracker.watermark
         if isinstance(event, Impression):
             horizon_before = None if counted_before is None else counted_before[0]
             outcome, resolved = self._joiner.add_impression(
                 event,
                 watermark,
-                counted_before=horizon_before is not None and event.timestamp <= horizon_before,
+                counted_before=horizon_before is not None and ts <= horizon_before,
             )
             for click_outcome, click_counted in resolved:
                 if click_counted:  # read (and counted pending) earlier: now its final outcome
@@ -138,17 +156,22 @@ class Pipeline:
                     self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
             if outcome is Outcome.ACCEPTED:
+                due = ts + self._attribution  # when this list is finalized
+                self._due = min(self._due, due)
                 self._evict_over_cap()
             kind = "impression"
         else:
             key = dedup_key(event, raw)
             outcome = self._joiner.add_click(event, key, watermark, counted=count)
             self._count(outcome, "click", count)
+            if outcome is Outcome.PENDING and ts + 1 < self._due:
+                self._due = ts + 1  # expires once the watermark passes it
             kind = "click"
-        self._watermark.observe(source, event.timestamp)
-        if self._watermark.watermark != watermark:
+        tracker.observe(source, ts)
+        watermark = tracker.watermark
+        if watermark is not None and watermark >= self._due:
             self.advance()
-        return Offered(outcome, kind)
+        return _OFFERED[outcome, kind]
 
     def _count(self, outcome: Outcome, kind: str, count: bool, *, new_record: bool = True) -> None:
         if not count:
@@ -158,22 +181,28 @@ class Pipeline:
             intake.read += 1
         if outcome is Outcome.ACCEPTED:
             intake.accepted[kind] += 1
+        elif outcome is Outcome.PENDING:
+            intake.pending += 1
         elif outcome is Outcome.DUPLICATE:
             intake.duplicate[kind] += 1
         elif outcome is Outcome.LATE:
             intake.late[kind] += 1
         elif outcome is Outcome.UNMATCHED:
             intake.unmatched += 1
-        elif outcome is Outcome.PENDING:
-            intake.pending += 1
 
     def _note_offset(self, source: str, ts: int, offset: int) -> None:
+        """Remember the smallest offset of a record of ``source`` in each event-time bucket."""
+        b = ts - ts % self._bucket_ms  # bucket_start, inlined: this runs once per record
+        if source == self._noted_source and b == self._noted_bucket:
+            return  # offsets only grow between resets: the bucket's smallest is already noted
         buckets = self._offsets.get(source)
         if buckets is None:
             buckets = self._offsets[source] = {}
-        b = bucket_start(ts, self._settings.bucket)
-        if offset < buckets.get(b, offset + 1):
+        first = buckets.get(b)
+        if first is None or offset < first:
             buckets[b] = offset
+        self._noted_source = source
+        self._noted_bucket = b
 
     # --- event-time progress ----------------------------------------------------------------
 
@@ -191,19 +220,27 @@ class Pipeline:
         self._watermark.forget(source)
         self._offsets.pop(source, None)
         self._next_offset.pop(source, None)
+        self._noted_source = None
 
     def advance(self) -> None:
         """Finalize and score every list the watermark has closed; expire waiting clicks."""
         watermark = self._watermark.watermark
         if watermark is None:
             return
-        for lst in self._joiner.finalize(watermark):
+        joiner = self._joiner
+        for lst in joiner.finalize(watermark):
             self._fold(lst)
-        expired = self._joiner.expire_pending(watermark)
+        expired = joiner.expire_pending(watermark)
         if expired:
             self._intake.pending -= expired
             self._intake.unmatched += expired
-        self._windows.evict(watermark - self._attribution)
+        windows = self._windows
+        windows.evict(watermark - self._attribution)
+        drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
+        self._due = min(
+            joiner.next_due(),
+            _NEVER if drop is None else drop + self._attribution,
+        )
 
     def finish(self) -> None:
         """End of input: finalize every open list and move the horizon past the last event."""
@@ -285,6 +322,8 @@ class Pipeline:
                 stale = [b for b in buckets if b < keep_from - self._keep_ms]
                 for b in stale:
                     del buckets[b]
+                if stale:
+                    self._noted_source = None
             result[source] = min(buckets.values(), default=nxt)
         return result
 

@@ -19,6 +19,8 @@ from enum import Enum
 from streameval.events.models import Click, Impression
 from streameval.snapshot import Segment
 
+_NEVER = float("inf")
+
 
 class Outcome(Enum):
     """Where one record ended up (DESIGN §5 intake accounting)."""
@@ -203,6 +205,20 @@ class Joiner:
                 self._remember_finalized(rid, ts)
                 yield lst
         self._forget_finalized(cutoff - self._attribution_ms)
+
+    def next_due(self) -> float:
+        """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work
+        (a list to hand out, a finalized id to forget, a waiting click to expire); infinity when
+        there is none. Between two due points both are no-ops, so a caller may skip them."""
+        due = _NEVER
+        if self._deadlines:
+            due = self._deadlines[0][0] + self._attribution_ms
+        if self._finalized_order:
+            # forgotten once older than watermark − 2 × attribution
+            due = min(due, self._finalized_order[0][0] + 2 * self._attribution_ms + 1)
+        if self._pending_order:
+            due = min(due, self._pending_order[0][0] + 1)
+        return due
 
     def finalize_all(self) -> Iterator[OpenList]:
         """End of input: every open list, in impression-time order."""

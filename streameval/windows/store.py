@@ -126,6 +126,14 @@ class WindowStore:
             del self._buckets[start]
         self._oldest = min(self._buckets, default=None)
 
+    def next_eviction(self) -> int | None:
+        """The horizon at which :meth:`evict` next has a bucket to drop (None: no bucket)."""
+        if self._oldest is None:
+            return None
+        # evict drops the oldest bucket once bucket_start(horizon) > oldest + longest window
+        after = self._oldest + self._longest_ms
+        return after - after % self._bucket_ms + self._bucket_ms
+
     def rows(self, horizon_ms: int | None) -> tuple[tuple[NdcgRow, ...], tuple[EngagementRow, ...]]:
         """The windows' figures as of ``horizon_ms`` (nothing before the first horizon)."""
         if horizon_ms is None:

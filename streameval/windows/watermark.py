@@ -12,7 +12,7 @@ from __future__ import annotations
 class WatermarkTracker:
     """Runtime state: the newest event time per source, and which sources are idle."""
 
-    __slots__ = ("_dirty", "_idle", "_lateness_ms", "_newest", "_watermark")
+    __slots__ = ("_dirty", "_floor", "_idle", "_lateness_ms", "_newest", "_watermark")
 
     def __init__(self, allowed_lateness_ms: int) -> None:
         self._lateness_ms = allowed_lateness_ms
@@ -20,6 +20,9 @@ class WatermarkTracker:
         self._idle: set[str] = set()
         self._watermark: int | None = None
         self._dirty = False  # the sources changed since the watermark was last computed
+        # the smallest newest time of the active sources when the watermark was last computed
+        # (None: unknown); a source newer than it does not hold the watermark back
+        self._floor: int | None = None
 
     def register(self, source: str) -> None:
         """A source that will be read: until its first event it holds the watermark back."""
@@ -31,8 +34,12 @@ class WatermarkTracker:
         newest = self._newest.get(source)
         if newest is None or ts_ms > newest:
             self._newest[source] = ts_ms
-            self._dirty = True
-        if self._idle:
+            floor = self._floor
+            # a source ahead of the slowest one moves no watermark: the common case with many
+            # partitions, and it saves recomputing the minimum on every record
+            if newest is None or floor is None or newest <= floor:
+                self._dirty = True
+        if self._idle and source in self._idle:
             self._idle.discard(source)
             self._dirty = True
 
@@ -55,17 +62,24 @@ class WatermarkTracker:
         if not self._dirty:
             return self._watermark
         self._dirty = False
-        active = [ts for src, ts in self._newest.items() if src not in self._idle]
-        if None in active:
-            return self._watermark  # a source we have not heard from yet may hold anything
-        if active:
-            candidate = min(t for t in active if t is not None) - self._lateness_ms
-        else:
+        self._floor = None
+        idle = self._idle
+        floor: int | None = None
+        for source, ts in self._newest.items():
+            if source in idle:
+                continue
+            if ts is None:
+                return self._watermark  # a source we have not heard from yet may hold anything
+            if floor is None or ts < floor:
+                floor = ts
+        if floor is None:
             # every source idle: the newest event anywhere bounds what can still come in order
-            newest = self.newest
-            if newest is None:
+            floor = self.newest
+            if floor is None:
                 return self._watermark
-            candidate = newest - self._lateness_ms
+        else:
+            self._floor = floor
+        candidate = floor - self._lateness_ms
         if self._watermark is None or candidate > self._watermark:
             self._watermark = candidate
         return self._watermark

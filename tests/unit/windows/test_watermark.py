@@ -1,3 +1,6 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from streameval.windows import WatermarkTracker
 
 
@@ -71,3 +74,75 @@ def test_a_registered_source_holds_the_watermark_until_it_speaks() -> None:
     assert wm.watermark == 500  # held, never moved back
     wm.set_idle("late-joiner")
     assert wm.watermark == 2_000
+
+
+class _Model:
+    """The definition, recomputed from scratch at every read: the tracker's oracle."""
+
+    def __init__(self, lateness: int) -> None:
+        self.lateness = lateness
+        self.newest: dict[str, int | None] = {}
+        self.idle: set[str] = set()
+        self.watermark: int | None = None
+
+    def read(self) -> int | None:
+        active = [t for s, t in self.newest.items() if s not in self.idle]
+        if None in active:
+            return self.watermark
+        known = [t for t in self.newest.values() if t is not None]
+        if active:
+            candidate = min(t for t in active if t is not None) - self.lateness
+        elif known:
+            candidate = max(known) - self.lateness
+        else:
+            return self.watermark
+        if self.watermark is None or candidate > self.watermark:
+            self.watermark = candidate
+        return self.watermark
+
+
+_SOURCES = st.sampled_from(["a", "b", "c", "d"])
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("observe"), _SOURCES, st.integers(0, 1_000)),
+        st.tuples(st.just("idle"), _SOURCES, st.booleans()),
+        st.tuples(st.just("register"), _SOURCES, st.none()),
+        st.tuples(st.just("forget"), _SOURCES, st.none()),
+        st.tuples(st.just("read"), st.none(), st.none()),
+    ),
+    max_size=60,
+)
+
+
+@given(_OPS)
+@settings(max_examples=400, deadline=None)
+def test_the_tracker_agrees_with_the_definition_recomputed_at_every_read(
+    ops: list[tuple[str, str | None, object]],
+) -> None:
+    """The tracker skips recomputing when a source ahead of the slowest one moves; whatever the
+    order of operations, every read equals the minimum recomputed from scratch."""
+    tracker = WatermarkTracker(allowed_lateness_ms=7)
+    model = _Model(7)
+    for op, source, arg in ops:
+        if op == "observe" and source is not None and isinstance(arg, int):
+            tracker.observe(source, arg)
+            old = model.newest.get(source)
+            if old is None or arg > old:
+                model.newest[source] = arg
+            model.idle.discard(source)
+        elif op == "idle" and source is not None:
+            tracker.set_idle(source, bool(arg))
+            if arg:
+                model.idle.add(source)
+            else:
+                model.idle.discard(source)
+        elif op == "register" and source is not None:
+            tracker.register(source)
+            model.newest.setdefault(source, None)
+        elif op == "forget" and source is not None:
+            tracker.forget(source)
+            model.newest.pop(source, None)
+            model.idle.discard(source)
+        else:
+            assert tracker.watermark == model.read()
+    assert tracker.watermark == model.read()
