@@ -47,6 +47,7 @@ class ListScorer:
         "_ks",
         "_no_interaction",
         "_scorer",
+        "_unjudged",
         "_zero",
     )
 
@@ -66,20 +67,24 @@ class ListScorer:
         # A list without interactions has every implicit grade 0, whatever its length: one
         # result for all of them (immutable, so it can be shared), scored once here.
         self._no_interaction = self._source(IMPLICIT, self._scorer.score([0.0], [0.0]), None)
+        # Likewise a list of a query without judgments (whatever ``unjudged`` and ``ideal``
+        # say: no grade, no judged doc, an empty ideal): one result for all of them.
+        self._unjudged = self._source(JUDGED, self._scorer.score([], []), (0.0,) * len(self._ks))
 
     def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         # whether a doc repeats (it then gains only at its first position): asked once per list
-        unique = len(set(lst.doc_ids)) == len(lst.doc_ids)
+        doc_ids = lst.doc_ids
+        unique = len(set(doc_ids)) == len(doc_ids)
         return ScoredList(
-            request_id=lst.request_id,
-            query_id=lst.query_id,
-            timestamp=lst.timestamp,
-            labels=lst.labels,
-            segment=lst.segment,
-            sources=(self._implicit(lst, unique), self._judged(lst, judgments, unique)),
-            clicked=lst.clicked,
-            first_click_rank=lst.first_click_rank,
-            interacted=lst.interacted,
+            lst.request_id,
+            lst.query_id,
+            lst.timestamp,
+            lst.labels,
+            lst.segment,
+            (self._implicit(lst, unique), self._judged(lst, judgments, unique)),
+            lst.clicked,
+            lst.first_click_rank,
+            lst.interacted,
         )
 
     def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:
@@ -90,20 +95,24 @@ class ListScorer:
 
     def _judged(self, lst: OpenList, judgments: JudgmentStore, unique: bool) -> SourceScore:
         doc_ids = lst.doc_ids
-        judged = judgments.grades(lst.query_id) if lst.query_id else _EMPTY
+        query_id = lst.query_id
+        judged = judgments.grades(query_id) if query_id else _EMPTY
+        if not judged:  # a query nobody judged: every grade 0, nothing judged, no ideal
+            return self._unjudged
         grades = _grades(doc_ids, judged, unique)
-        flags = [doc in judged for doc in doc_ids]
+        flags = list(map(judged.__contains__, doc_ids))
         judged_at = list(accumulate(flags))  # judged docs in the top 1, 2, … positions
         plan = self._coverage_plan.get(len(doc_ids))
         if plan is None:
             plan = self._plan_coverage(len(doc_ids))
         coverage = tuple([judged_at[i] / shown for i, shown in plan])
-        own = grades
         if self._condensed:
             grades = condensed(grades, flags)
-            own = grades
-        ideal = judgments.pool(lst.query_id) if self._ideal_pool and lst.query_id else own
-        return self._source(JUDGED, self._scorer.score(grades, ideal), coverage)
+        if self._ideal_pool:
+            scores = self._scorer.score_best_first(grades, judgments.pool(query_id))
+        else:
+            scores = self._scorer.score(grades, grades)
+        return self._source(JUDGED, scores, coverage)
 
     def _plan_coverage(self, length: int) -> tuple[tuple[int, int], ...]:
         """Judged coverage@k = judged docs in the top k / min(k, length) (the positions shown;

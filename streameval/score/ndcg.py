@@ -150,12 +150,21 @@ class Scorer:
         list's own grades); it must contain the list's positive grades for NDCG ≤ 1.
         The pool is sorted once and every cutoff is read off one cumulative sum.
         """
+        kmax = len(self._discounts)
+        if len(ideal_pool) > _HEAP_FACTOR * kmax:
+            best = nlargest(kmax, ideal_pool)
+        else:
+            best = sorted(ideal_pool, reverse=True)
+        return self.score_best_first(grades, best)
+
+    def score_best_first(
+        self, grades: Sequence[float], ideal_best_first: Sequence[float]
+    ) -> CutoffScores:
+        """:meth:`score` with the ideal pool already sorted best first (only its first max(ks)
+        grades are read): a query's judged pool is sorted once, not once per list."""
         disc = self._discounts
         kmax = len(disc)
-        if len(ideal_pool) > _HEAP_FACTOR * kmax:
-            top = tuple(nlargest(kmax, ideal_pool))
-        else:
-            top = tuple(sorted(ideal_pool, reverse=True)[:kmax])
+        top = tuple(ideal_best_first[:kmax])
         idcg = self._ideal_cache.get(top)
         if idcg is None:
             idcg = self._ideal_dcg(top)
