@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class RawRecord:
-    """One record as read from Kafka, undecoded, with where it came from."""
+class RawRecord(NamedTuple):
+    """One record as read from Kafka, undecoded, with where it came from.
+
+    A named tuple: one is made per record read, and a frozen dataclass costs ~1 µs to build.
+    """
 
     topic: str
     partition: int
@@ -27,12 +28,13 @@ class RawRecord:
     @classmethod
     def from_consumer_record(cls, record: Any) -> RawRecord:
         """From a kafka-python ``ConsumerRecord``."""
+        headers = record.headers
         return cls(
-            topic=record.topic,
-            partition=record.partition,
-            offset=record.offset,
-            key=record.key,
-            value=record.value,
-            timestamp_ms=record.timestamp,
-            headers=tuple((name, value) for name, value in record.headers or ()),
+            record.topic,
+            record.partition,
+            record.offset,
+            record.key,
+            record.value,
+            record.timestamp,
+            tuple(map(tuple, headers)) if headers else (),
         )
