@@ -109,7 +109,7 @@ class ListScorer:
         if self._condensed:
             grades = condensed(grades, flags)
         if self._ideal_pool:
-            scores = self._scorer.score_best_first(grades, judgments.pool(query_id))
+            scores = self._scorer.score(grades, judgments.pool(query_id), best_first=True)
         else:
             scores = self._scorer.score(grades, grades)
         return self._source(JUDGED, scores, coverage)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from heapq import nlargest
 from itertools import accumulate, repeat
 from operator import itemgetter, mul, truediv
+from typing import NamedTuple
 
 from streameval.score.discount import discount_table
 from streameval.score.errors import ScoreInputError
@@ -56,9 +57,10 @@ def dcg_at_k(gains: Sequence[float], k: int, discounts: Sequence[float]) -> floa
     return sum(g * d for g, d in zip(gains[:depth], discounts, strict=False))
 
 
-@dataclass(frozen=True, slots=True)
-class CutoffScores:
-    """DCG, IDCG and NDCG of one list, one entry per cutoff in ``ks`` (ascending)."""
+class CutoffScores(NamedTuple):
+    """DCG, IDCG and NDCG of one list, one entry per cutoff in ``ks`` (ascending).
+
+    A named tuple: one is made per list scored, the cheapest immutable value to build."""
 
     ks: tuple[int, ...]
     dcg: tuple[float, ...]
@@ -70,13 +72,6 @@ class CutoffScores:
     def has_relevance(self) -> bool:
         """False when the ideal DCG is 0, i.e. no NDCG at any cutoff."""
         return self.ndcg[0] is not None
-
-
-_new = object.__new__
-_set_ks = CutoffScores.__dict__["ks"].__set__
-_set_dcg = CutoffScores.__dict__["dcg"].__set__
-_set_idcg = CutoffScores.__dict__["idcg"].__set__
-_set_ndcg = CutoffScores.__dict__["ndcg"].__set__
 
 
 def _picker(indices: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
@@ -141,30 +136,27 @@ class Scorer:
         cache[top] = idcg
         return idcg
 
-    def score(self, grades: Sequence[float], ideal_pool: Sequence[float]) -> CutoffScores:
+    def score(
+        self, grades: Sequence[float], ideal_pool: Sequence[float], *, best_first: bool = False
+    ) -> CutoffScores:
         """Score one list.
 
         ``grades``: the grade of each shown document in rank order (0 already put in for
         repeated and unjudged documents, see ``grades_in_rank_order``). ``ideal_pool``: the
         grades the ideal ordering is built from (every judged doc of the query, or the
         list's own grades); it must contain the list's positive grades for NDCG ≤ 1.
+        ``best_first``: the pool is already sorted descending (a query's judged pool is sorted
+        once, not once per list); only its first max(ks) grades are read.
         The pool is sorted once and every cutoff is read off one cumulative sum.
         """
-        kmax = len(self._discounts)
-        if len(ideal_pool) > _HEAP_FACTOR * kmax:
-            best = nlargest(kmax, ideal_pool)
-        else:
-            best = sorted(ideal_pool, reverse=True)
-        return self.score_best_first(grades, best)
-
-    def score_best_first(
-        self, grades: Sequence[float], ideal_best_first: Sequence[float]
-    ) -> CutoffScores:
-        """:meth:`score` with the ideal pool already sorted best first (only its first max(ks)
-        grades are read): a query's judged pool is sorted once, not once per list."""
         disc = self._discounts
         kmax = len(disc)
-        top = tuple(ideal_best_first[:kmax])
+        if best_first:
+            top = tuple(ideal_pool[:kmax])
+        elif len(ideal_pool) > _HEAP_FACTOR * kmax:
+            top = tuple(nlargest(kmax, ideal_pool))
+        else:
+            top = tuple(sorted(ideal_pool, reverse=True)[:kmax])
         idcg = self._ideal_cache.get(top)
         if idcg is None:
             idcg = self._ideal_dcg(top)
@@ -176,14 +168,9 @@ class Scorer:
         if len(prefix) < kmax:  # a list shorter than max(ks): zero-gain padding
             prefix.extend(repeat(prefix[-1] if prefix else 0.0, kmax - len(prefix)))
         dcg = self._pick(prefix)
-        # built through the slot descriptors: the object the frozen __init__ makes, at half
-        # its cost (that __init__ calls object.__setattr__ once per field)
-        scores: CutoffScores = _new(CutoffScores)
-        _set_ks(scores, self.spec.ks)
-        _set_dcg(scores, dcg)
-        _set_idcg(scores, idcg)
-        _set_ndcg(scores, self._nones if idcg is self._zeros else tuple(map(truediv, dcg, idcg)))
-        return scores
+        if idcg is self._zeros:
+            return CutoffScores(self.spec.ks, dcg, idcg, self._nones)
+        return CutoffScores(self.spec.ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
 
 
 def _exponential_gains(grades: Iterable[float]) -> list[float]:
