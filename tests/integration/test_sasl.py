@@ -145,7 +145,12 @@ def test_the_broker_refuses_clients_without_the_password(sasl_broker: str) -> No
             ).list_topics()
 
 
-def test_the_daemon_reads_and_scores_over_sasl(sasl_broker: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("consumer", ["kafka-python", "confluent-kafka"])
+def test_the_daemon_reads_and_scores_over_sasl(
+    sasl_broker: str, tmp_path: Path, consumer: str
+) -> None:
+    """With either client of the consumer group (the confluent one gets the settings as
+    librdkafka properties)."""
     topics = _topics(sasl_broker)
     log = make_log(8, 300)
     sentinels(log, T0 + 30 * 60_000)
@@ -154,6 +159,7 @@ def test_the_daemon_reads_and_scores_over_sasl(sasl_broker: str, tmp_path: Path)
     env = topics.env(sasl_broker, f"g-{uuid.uuid4().hex}", free_port()) | _env(
         sasl_broker, PASSWORD
     )
+    env["STREAMEVAL_KAFKA__CONSUMER"] = consumer
     log_path = tmp_path / "daemon.log"
     daemon = DaemonProcess(env, log_path)
     try:
