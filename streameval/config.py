@@ -146,6 +146,10 @@ class EvaluationSettings(BaseModel):
     max_pending_clicks: int = Field(100_000, ge=0)
     #: records larger than this are invalid (reason "too_large")
     max_record_bytes: int = Field(1_048_576, ge=64)
+    #: an event dated more than this after the timestamp of the Kafka record that carries it
+    #: is invalid (reason "future_timestamp"): one event from a wrong clock would otherwise move
+    #: the watermark ahead for good and make every in-time event after it late (extension)
+    max_future_skew: Duration = 300_000
 
     @model_validator(mode="after")
     def _windows_fit_buckets(self) -> EvaluationSettings:

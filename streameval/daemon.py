@@ -159,7 +159,11 @@ class Daemon:
 
     def _offer_judgment(self, record: RawRecord) -> None:
         self._current = record
-        self._pipeline.offer(record.value or b"", source_of(record.topic, record.partition))
+        self._pipeline.offer(
+            record.value or b"",
+            source_of(record.topic, record.partition),
+            record_ms=record.timestamp_ms,
+        )
 
     def _loop(self, stop: threading.Event, judgments: JudgmentReader | None) -> None:
         stream = self._stream
@@ -186,6 +190,7 @@ class Daemon:
                         record.value or b"",
                         source_of(record.topic, record.partition),
                         record.offset,
+                        record.timestamp_ms,
                     )
                 self._update_idle()
                 if judgments is not None:

@@ -74,6 +74,7 @@ class Pipeline:
         self._attribution = settings.attribution_window
         self._keep_ms = max(settings.windows) + settings.allowed_lateness
         self._bucket_ms = settings.bucket
+        self._max_future_skew = settings.max_future_skew
         # what outlives a rebuild: the judgment table and the since-start counters
         self._judgments = JudgmentStore()
         self._intake = IntakeCounters()
@@ -116,15 +117,27 @@ class Pipeline:
 
     # --- intake -----------------------------------------------------------------------------
 
-    def offer(self, raw: bytes, source: str = "input", offset: int = -1) -> Offered:
-        """Take one record read from ``source`` (at ``offset``, when the source has offsets).
+    def offer(
+        self, raw: bytes, source: str = "input", offset: int = -1, record_ms: int = -1
+    ) -> Offered:
+        """Take one record read from ``source`` (at ``offset``, when the source has offsets;
+        ``record_ms``: the Kafka record's own timestamp, when it has one).
 
-        A record that a previous run already counted (see :meth:`restore_source`) rebuilds the
-        state but is not counted, nor dead-lettered, again.
+        An event dated more than ``max_future_skew`` after ``record_ms`` is invalid
+        (``future_timestamp``). A record that a previous run already counted (see
+        :meth:`restore_source`) rebuilds the state but is not counted, nor dead-lettered, again.
         """
         counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
         event = self._decode(raw)
+        if record_ms > 0 and not isinstance(event, Invalid):
+            ahead = event.timestamp - record_ms
+            if ahead > self._max_future_skew:
+                event = Invalid(
+                    "future_timestamp",
+                    f"event time {ahead} ms after its record's timestamp"
+                    f" (max_future_skew {self._max_future_skew} ms)",
+                )
         if offset >= 0:
             self._next_offset[source] = offset + 1
         if isinstance(event, Invalid):

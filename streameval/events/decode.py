@@ -34,7 +34,9 @@ __all__ = [
     "dedup_key",
 ]
 
-InvalidReason = Literal["too_large", "bad_encoding", "bad_json", "schema", "unknown_type"]
+InvalidReason = Literal[
+    "too_large", "bad_encoding", "bad_json", "schema", "unknown_type", "future_timestamp"
+]
 
 INVALID_REASONS: Final[tuple[InvalidReason, ...]] = (
     "too_large",  # the record is over the size cap
@@ -42,6 +44,9 @@ INVALID_REASONS: Final[tuple[InvalidReason, ...]] = (
     "bad_json",  # UTF-8, but not JSON (or nested too deep)
     "schema",  # JSON, but wrong fields, types or bounds
     "unknown_type",  # a "type" (or UBI action) we do not read
+    # dated after its Kafka record by more than max_future_skew (a wrong clock; the pipeline's
+    # check, not the decoder's: it needs the record's timestamp)
+    "future_timestamp",
 )
 """Every ``Invalid.reason``, in a stable order (metric label values of
 ``streameval_invalid_events_total{reason}``)."""

@@ -275,28 +275,25 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         assert _num(metrics, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
         assert_windows_match(metrics, expected, extra_segment="noise")
 
-        # the far future: a valid event pulls the watermark to 9999 (DESIGN §4: the watermark is
-        # the newest event time once every partition is idle); nothing is lost on the way: every
-        # other list is finalized, and in-time events after it are counted late
+        # the far future: events dated thousands of years after their Kafka record (a wrong
+        # clock) are invalid, future_timestamp, and dead-lettered; accepted, one of them would
+        # have moved the watermark to 9999 for good and every in-time event after it would be
+        # late. In-time events after them are accepted as usual.
         future = Log()
         future.add("impressions", "future-0", hc._impression("future-0", MAX_EPOCH_MS - 500))
         future.add("clicks", "future-0", hc._click("future-0", MAX_EPOCH_MS))
         accepted_before = sum(intake["accepted"].values())
         late_before = sum(intake["late"].values())
-        produce(kafka_bootstrap, topics, future)
-        total += len(future.records)
-        horizon_future_s = (MAX_EPOCH_MS - 10_000 - 300_000) / 1000
-        metrics = daemon.wait_for(
-            lambda m: (
-                _num(m, "streameval_records_read_total") == total
-                and _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_future_s
-            ),
-            what="the far-future records",
+        invalid_before = dict(intake["invalid"])
+        landed += _produce(
+            kafka_bootstrap,
+            topics,
+            [
+                (row, hc.Hostile(row[0], row[1], row[2], "far future", reason="future_timestamp"))
+                for row in future.records
+            ],
         )
-        intake = _intake(metrics)
-        assert sum(intake["accepted"].values()) == accepted_before + 2
-        assert _num(metrics, "streameval_open_lists") == 1  # the far-future list alone
-        # produced after the jump was read (another partition could be read first otherwise)
+        total += len(future.records)
         after = Log()
         for i in range(10):
             rid = f"after-future-{i}"
@@ -305,11 +302,17 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         total += len(after.records)
         metrics = daemon.wait_for(
             lambda m: _num(m, "streameval_records_read_total") == total,
-            what="in-time records after the far future",
+            what="the far-future records and in-time ones after them",
         )
         intake = _intake(metrics)
-        assert sum(intake["late"].values()) == late_before + 10
+        assert intake["invalid"] == {
+            **invalid_before,
+            "future_timestamp": invalid_before.get("future_timestamp", 0) + 2,
+        }
+        assert sum(intake["accepted"].values()) == accepted_before + 10
+        assert sum(intake["late"].values()) == late_before
         assert _accounted(intake) == total
+        assert _num(metrics, "streameval_evaluation_horizon_timestamp_seconds") < 4e9
         assert daemon.proc.poll() is None
         assert daemon.terminate() == 0
     finally:

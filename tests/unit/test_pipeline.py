@@ -233,6 +233,35 @@ def test_invalid_records_go_to_the_dead_letter_sink() -> None:
     assert intake.records_read == intake.accounted == 3
 
 
+def test_an_event_from_a_wrong_clock_is_invalid_and_leaves_the_watermark_alone() -> None:
+    """Dated more than max_future_skew (here 60 s) after its Kafka record: dead-lettered as
+    future_timestamp; had it been accepted, the watermark would have jumped a day ahead and
+    every in-time event after it would be late."""
+    dead: list[tuple[bytes, Invalid, str]] = []
+    p = Pipeline(
+        settings(max_future_skew=60_000),
+        dead_letter=lambda raw, inv, src: dead.append((raw, inv, src)),
+    )
+    now = 1_000_000_000
+    day = 86_400_000
+    assert p.offer(imp("r1", now, ["a"]), "s0", 0, now).outcome.value == "accepted"
+    bad = p.offer(imp("r2", now + day, ["a"]), "s0", 1, now + 1_000)
+    assert bad.outcome.value == "invalid"
+    assert bad.invalid is not None and bad.invalid.reason == "future_timestamp"
+    assert "r2" not in bad.invalid.detail
+    assert p.watermark == now  # allowed_lateness 0
+    assert p.offer(click("r1", "a", now + 1_000), "s0", 2).outcome.value == "accepted"
+    # a minute ahead of its record is a tolerated skew
+    assert p.offer(imp("r3", now + 60_000, ["a"]), "s0", 3, now).outcome.value == "accepted"
+    # without a record timestamp (a log file, or Kafka's -1) there is nothing to check against
+    assert p.offer(imp("r4", now + day, ["a"]), "s0", 4, -1).outcome.value == "accepted"
+    assert p.watermark == now + day
+    assert [(d[1].reason, d[2]) for d in dead] == [("future_timestamp", "s0")]
+    intake = p.snapshot().intake
+    assert intake.invalid == {"future_timestamp": 1}
+    assert intake.records_read == intake.accounted == 5
+
+
 def test_windows_report_as_of_the_evaluation_horizon() -> None:
     p, _ = run(
         [

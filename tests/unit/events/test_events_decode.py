@@ -365,8 +365,17 @@ def test_detail_never_echoes_the_record() -> None:
         assert "SECRET" not in result.detail, result
 
 
-def test_invalid_reasons_are_the_closed_set_of_the_design() -> None:
-    assert INVALID_REASONS == ("too_large", "bad_encoding", "bad_json", "schema", "unknown_type")
+def test_invalid_reasons_are_a_closed_set() -> None:
+    """The decoder's five, and future_timestamp (the pipeline's check against the record's
+    timestamp): every label value of streameval_invalid_events_total{reason}."""
+    assert INVALID_REASONS == (
+        "too_large",
+        "bad_encoding",
+        "bad_json",
+        "schema",
+        "unknown_type",
+        "future_timestamp",
+    )
 
 
 # --- never raises ------------------------------------------------------------------------------
