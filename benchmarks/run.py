@@ -13,11 +13,13 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``consumer`` ``consumer.confluent``: a bare confluent-kafka consumer ÷ the bare KafkaConsumer
   (with daemon, which also measures ``daemon.confluent``: the daemon with that consumer)
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
+* ``load``     twice the design rate live through a broker (lag not growing, RSS drift ≤ 5 %), a
+  flood of segment values (≤ max_segments + 1) and of never-clicked impressions (≤ the cap)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
-shared. ``daemon`` and ``rebuild`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one is
-started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
+shared. ``daemon``, ``rebuild`` and ``load`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one
+is started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
 (targets missed or not), 1 when one failed.
 """
 
@@ -44,6 +46,7 @@ SCRIPTS = {
     "rebuild": "bench_daemon.py",
     "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
+    "load": "bench_load.py",
 }
 
 
