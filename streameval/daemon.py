@@ -159,10 +159,11 @@ class Daemon:
 
     def _offer_judgment(self, record: RawRecord) -> None:
         self._current = record
-        self._pipeline.offer(
-            record.value or b"",
+        self._pipeline.offer_judgment(
+            record.value,
+            record.key,
             source_of(record.topic, record.partition),
-            record_ms=record.timestamp_ms,
+            record.timestamp_ms,
         )
 
     def _loop(self, stop: threading.Event, judgments: JudgmentReader | None) -> None:

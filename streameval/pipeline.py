@@ -75,8 +75,11 @@ class Pipeline:
         self._keep_ms = max(settings.windows) + settings.allowed_lateness
         self._bucket_ms = settings.bucket
         self._max_future_skew = settings.max_future_skew
+        self._last_judgment: Judgment | None = None  # for offer_judgment
         # what outlives a rebuild: the judgment table and the since-start counters
         self._judgments = JudgmentStore()
+        # per key of a compacted judgment topic: the judgment its latest value set
+        self._judgment_keys: dict[bytes, tuple[str, str, str]] = {}
         self._intake = IntakeCounters()
         self._totals = Totals()
         self._start_stream()
@@ -149,6 +152,7 @@ class Pipeline:
             return Offered(Outcome.INVALID, None, event)
         if isinstance(event, Judgment):
             outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
+            self._last_judgment = event
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
         ts = event.timestamp
@@ -185,6 +189,30 @@ class Pipeline:
         if watermark is not None and watermark >= self._due:
             self.advance()
         return _OFFERED[outcome, kind]
+
+    def offer_judgment(
+        self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1
+    ) -> Offered:
+        """A record of a compacted judgment topic (DESIGN: keyed by query and doc). A value is
+        offered as usual and remembered under its key; a tombstone (no value) deletes what its
+        key's latest value set, as compaction will: accepted as a judgment when it deleted one,
+        duplicate when there was nothing to delete (e.g. its value was already compacted away)."""
+        if raw is None and key is not None:
+            forgotten = self._judgment_keys.pop(key, None)
+            deleted = forgotten is not None and self._judgments.delete(*forgotten)
+            outcome = Outcome.ACCEPTED if deleted else Outcome.DUPLICATE
+            self._count(outcome, "judgment", True)
+            return _OFFERED[outcome, "judgment"]
+        offered = self.offer(raw or b"", source, record_ms=record_ms)
+        if key is not None and offered.type == "judgment" and self._last_judgment is not None:
+            j = self._last_judgment
+            now = (j.query_id, j.doc_id, j.judge)
+            before = self._judgment_keys.get(key)
+            if before is not None and before != now:
+                # compaction keeps only the key's latest value: what it said before goes
+                self._judgments.delete(*before)
+            self._judgment_keys[key] = now
+        return offered
 
     def _count(self, outcome: Outcome, kind: str, count: bool, *, new_record: bool = True) -> None:
         if not count:

@@ -73,6 +73,22 @@ class JudgmentStore:
             query.pool = sorted(self.grades(query_id).values(), reverse=True)
         return query.pool
 
+    def delete(self, query_id: str, doc_id: str, judge: str) -> bool:
+        """Forget ``judge``'s grade of ``doc_id`` for ``query_id`` (a tombstone in a compacted
+        judgment topic); False when there was none."""
+        query = self._queries.get(query_id)
+        judges = None if query is None else query.docs.get(doc_id)
+        if query is None or judges is None or judges.pop(judge, None) is None:
+            return False
+        self._entries -= 1
+        if not judges:
+            del query.docs[doc_id]
+            if not query.docs:
+                del self._queries[query_id]
+        query.means = None
+        query.pool = None
+        return True
+
     def __len__(self) -> int:
         """Number of (query, doc, judge) grades held."""
         return self._entries

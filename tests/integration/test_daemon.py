@@ -3,6 +3,7 @@ same log; killed and restarted, it loses and double-counts nothing; bad records 
 
 from __future__ import annotations
 
+import math
 import uuid
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,65 @@ def test_killed_and_restarted_daemon_loses_and_double_counts_nothing(
     finally:
         if daemon.proc.poll() is None:
             daemon.terminate()
+
+
+def test_a_tombstone_in_the_judgment_topic_deletes_the_judgment(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path
+) -> None:
+    """The judgment topic is compacted and keyed by query and doc: a tombstone (a record with
+    no value) deletes what its key said, as compaction will, and is counted as a judgment."""
+
+    def judged(doc: str, grade: int) -> dict[str, Any]:
+        return {"type": "judgment", "query": "q", "doc_id": doc, "grade": grade, "timestamp": T0}
+
+    log = Log()
+    log.add("judgments", "q\x1fa", judged("a", 3))
+    log.add("judgments", "q\x1fb", judged("b", 1))
+    log.records.append(("judgments", b"q\x1fa", None, None))  # type: ignore[arg-type]
+    log.add(
+        "impressions",
+        "r1",
+        {
+            "type": "impression",
+            "request_id": "r1",
+            "timestamp": T0,
+            "query": "q",
+            "results": ["a", "b"],
+            "labels": {"ranker": "r", "arm": "a"},
+        },
+    )
+    sentinels(log, T0 + 30 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+
+    daemon = DaemonProcess(
+        topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port()), tmp_path / "d.log"
+    )
+    try:
+        metrics = daemon.wait_for(
+            lambda m: (
+                _read(m, "streameval_records_read_total") == len(log.records)
+                and value(
+                    m,
+                    "streameval_lists_scored_total",
+                    k="3",
+                    relevance="judged",
+                    ranker="r",
+                    arm="a",
+                )
+                == 1
+            ),
+            what="the judgments, the tombstone and the list",
+        )
+        assert _read(metrics, "streameval_judgments") == 1  # b's grade alone
+        intake = intake_of(metrics)
+        assert intake["accepted_by_type"]["judgment"] == 3
+        assert intake["invalid"] == {}
+        # a is unjudged now: shown [a=0, b=1], pool [1]; NDCG@3 = (1/log2 3) / 1
+        ndcg = value(
+            metrics, "streameval_ndcg_sum_total", k="3", relevance="judged", ranker="r", arm="a"
+        )
+        assert ndcg == pytest.approx(1 / math.log2(3))
+        assert daemon.terminate() == 0
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.kill()

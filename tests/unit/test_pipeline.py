@@ -89,6 +89,49 @@ def test_judged_relevance_uses_the_pool_and_mean_of_latest_grades() -> None:
     assert judged.coverage == (0.0, 0.5)  # @1: b unjudged; @3: 1 of 2 shown docs judged
 
 
+def test_a_tombstone_in_the_judgment_topic_deletes_what_its_key_said() -> None:
+    scored: list[ScoredList] = []
+    p = Pipeline(settings(), on_scored=scored.append)
+    key_a, key_b = b"q\x1fa", b"q\x1fb"
+    outcomes = [
+        p.offer_judgment(judgment("q", "a", 3, 0), key_a, "j/0").outcome,
+        p.offer_judgment(judgment("q", "b", 1, 0), key_b, "j/0").outcome,
+        p.offer_judgment(None, key_a, "j/0").outcome,  # a's grade is gone
+        p.offer_judgment(None, key_a, "j/0").outcome,  # nothing left to delete
+        p.offer_judgment(None, b"q\x1fnever", "j/0").outcome,
+        p.offer_judgment(None, None, "j/0").outcome,  # no key: an empty record
+    ]
+    assert [o.value for o in outcomes] == [
+        "accepted",
+        "accepted",
+        "accepted",
+        "duplicate",
+        "duplicate",
+        "invalid",
+    ]
+    assert p.snapshot().judgments == 1
+    p.offer(imp("r1", 0, ["a", "b"], query="q"), "s0", 0)
+    p.finish()
+    judged = scored[0].sources[1]
+    # a unjudged now (grade 0), b = 1 at rank 2; pool [1]: NDCG@3 = (1/log2 3) / 1
+    assert judged.ndcg[1] == pytest.approx(1 / LOG2_3)
+    assert judged.coverage == (0.0, 0.5)
+    intake = p.snapshot().intake
+    assert intake.accepted == {"judgment": 3, "impression": 1}
+    assert intake.duplicate == {"judgment": 2}
+    assert intake.records_read == intake.accounted == 7
+
+
+def test_a_key_that_names_another_judgment_replaces_it_as_compaction_would() -> None:
+    p = Pipeline(settings())
+    p.offer_judgment(judgment("q", "a", 3, 0, judge="ann"), b"k", "j/0")
+    p.offer_judgment(judgment("q", "a", 1, 0, judge="bob"), b"k", "j/0")
+    # compaction keeps the key's latest value only: bob's grade, not the mean of both
+    assert p.snapshot().judgments == 1
+    p.offer_judgment(None, b"k", "j/0")
+    assert p.snapshot().judgments == 0
+
+
 def test_condensed_and_list_ideal() -> None:
     records = [
         judgment("q", "a", 2),
