@@ -57,6 +57,14 @@ class Log:
         self.records.append((role, None if key is None else key.encode(), raw, None))
 
 
+#: the consumer clients of `kafka.consumer`: the tests of the daemon's promises run with both
+CONSUMERS = ("kafka-python", "confluent-kafka")
+
+
+def consumer_env(consumer: str) -> dict[str, str]:
+    return {"STREAMEVAL_KAFKA__CONSUMER": consumer}
+
+
 def make_log(seed: int, requests: int, start_ms: int = T0, span_ms: int = 20 * 60_000) -> Log:
     """A small, varied log: two arms, clicks, dwell, purchases, judgments, a few bad records."""
     rng = random.Random(seed)

@@ -13,12 +13,14 @@ from kafka import KafkaConsumer
 
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
+    CONSUMERS,
     PARTITIONS,
     T0,
     DaemonProcess,
     Log,
     Topics,
     assert_windows_match,
+    consumer_env,
     dump_partitions,
     free_port,
     make_log,
@@ -122,13 +124,14 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
         assert record.value.startswith(b'{"type": "click"')
 
 
+@pytest.mark.parametrize("consumer", CONSUMERS)
 def test_killed_and_restarted_daemon_loses_and_double_counts_nothing(
-    kafka_bootstrap: str, topics: Topics, tmp_path: Path
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path, consumer: str
 ) -> None:
     first = make_log(2, 300)
     second = make_log(3, 300, start_ms=T0 + 20 * 60_000 + 1, span_ms=10 * 60_000)
     produce(kafka_bootstrap, topics, first)
-    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port()) | consumer_env(consumer)
     # run 1: read the first part, commit, then die without warning
     daemon = DaemonProcess(env, tmp_path / "daemon-1.log")
     n_first = len(first.records)
