@@ -517,6 +517,8 @@ def sustained(
         out, _ = producer.communicate(timeout=60)
         if producer.returncode != 0:
             raise RuntimeError(f"the producer failed with {producer.returncode}")
+        produced = json.loads(out.strip().splitlines()[-1])
+        print(f"producer: {produced}")
         drain_s = drain_seconds(daemon, offsets)
         time.sleep(1.5)  # a snapshot published after the last record
         return {
@@ -524,7 +526,7 @@ def sustained(
             "rate": rate,
             "seconds": seconds,
             "judgments": judgments,
-            "producer": json.loads(out.strip().splitlines()[-1]),
+            "producer": produced,
             "samples": samples,
             "drain_seconds": drain_s,
             "peak_rss": proc_status(daemon.proc.pid, "VmHWM"),
