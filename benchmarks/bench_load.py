@@ -11,28 +11,27 @@ checks that margin. Three parts, each in a process of its own (a clean RSS):
 
 1. ``load.rate``, ``load.lag_slope``, ``load.lag``, ``load.rss_drift``: the broker is
    ``KAFKA_BOOTSTRAP_SERVERS``, else one started with ``scripts/kafka-broker``. Fresh topics as
-   ``daemon`` makes them; the simulator's initial judgments are produced, ``streameval run``
-   starts, and once it is ready a producer process sends the simulator's traffic (~2.5
-   interactions per impression, 1 % noise, no judgment trickle) at a constant **2 × 4,000 =
-   8,000 records/s** of wall time (record i at i / 8,000 s) for ``--seconds`` (90; 30 with
-   ``--quick``), with ``streameval simulate``'s send loop and confluent-kafka's producer when it
-   is installed (~5 µs a record instead of kafka-python's ~40: the load generator shares the two
-   cores with the daemon and the broker). Event time runs 20× faster than wall time (~115
-   impressions per event second), so the state reaches its steady size (~57k open lists) in
-   ~40 s, within the first half of the run (the warm-up). For that the daemon runs with
-   windows 1m and 5m (the 1h window would take 3 minutes to fill) and an allowed lateness of
-   200 s: 10 s of *wall* time, as the default is at 1×; with 10 s of event time the ordinary
-   jitter between partitions at a live tail (a fraction of a second) would make records late
-   that are in time at 1×. Every 2 s: the brokers' end offsets, the daemon's /metrics
-   (``streameval_records_read_total``, ``streameval_consumer_lag``), its RSS (VmRSS) and CPU
-   time. Backlog = Σ end offsets − records read, the end offsets asked just after the daemon
-   published a new snapshot (it does once a second). Over the second half: the arrival rate at
-   the broker (``load.rate``, ≥ 95 % of the rate asked), the least-squares slope of the backlog
-   (``load.lag_slope``, ≤ 1 % of the rate: a daemon that cannot keep up shows its deficit
+   ``daemon`` makes them; the simulator's initial judgments are produced, ``streameval run`` starts,
+   and once it is ready a producer process sends the simulator's traffic (~2.5 interactions per
+   impression, 1 % noise, no judgment trickle) at a constant **2 × 4,000 = 8,000 records/s** of wall
+   time (record i at i / 8,000 s) for ``--seconds`` (90; 30 with ``--quick``), with ``streameval
+   simulate``'s send loop and confluent-kafka's producer when it is installed (the producer process
+   then takes ~20 % of a core, ~65 % with kafka-python's producer, and it shares the two cores with
+   the daemon and the broker). Event time runs 20× faster than wall time (~115 impressions per event
+   second), so the state reaches its steady size (~57k open lists) in ~40 s, within the first half
+   of the run (the warm-up). For that the daemon runs with windows 1m and 5m (the 1h window would
+   take 3 minutes to fill) and an allowed lateness of 200 s: 10 s of *wall* time, as the default is
+   at 1×; with 10 s of event time the ordinary jitter between partitions at a live tail (a fraction
+   of a second) would make records late that are in time at 1×. Every 2 s: the brokers' end offsets,
+   the daemon's /metrics (``streameval_records_read_total``, ``streameval_consumer_lag``), its RSS
+   (VmRSS) and CPU time. Backlog = Σ end offsets − records read, the end offsets asked just after
+   the daemon published a new snapshot (it does once a second). Over the second half: the arrival
+   rate at the broker (``load.rate``, ≥ 95 % of the rate asked), the least-squares slope of the
+   backlog (``load.lag_slope``, ≤ 1 % of the rate: a daemon that cannot keep up shows its deficit
    here), the median of the daemon's own ``streameval_consumer_lag`` in seconds of arrivals
-   (``load.lag``, ≤ 1 s), the RSS drift (``load.rss_drift``, the median of the last three
-   samples against the first three, ≤ 5 %; no target with ``--quick``, whose 15 s warm-up ends
-   before the state is full).
+   (``load.lag``, ≤ 1 s), the RSS drift (``load.rss_drift``, the median of the last three samples
+   against the first three, ≤ 5 %; no target with ``--quick``, whose 15 s warm-up ends before the
+   state is full).
 2. ``load.segments*`` (the pipeline, no broker): 100,000 impressions (50,000 with ``--quick``),
    each with a new ``ranker`` label value, 12.5 per event second (2.2 h: the second half is past
    the 1h window); ``max_segments`` is the default 100. Every 5 % a scrape (``generate_latest``):
@@ -317,8 +316,9 @@ def produce_judgments(bootstrap: str, topics: Topics, seed: int) -> int:
 
 
 class Librdkafka:
-    """confluent-kafka's Producer behind kafka-python's ``send``/``flush``/``close``: the load
-    generator's own cost (~5 µs a record, not ~40) then leaves the shared cores to the daemon."""
+    """confluent-kafka's Producer behind kafka-python's ``send``/``flush``/``close``: at 8,000
+    records/s the producer process then takes ~20 % of a core (most of it the simulator), not
+    ~65 %, and leaves the shared cores to the daemon."""
 
     def __init__(self, bootstrap: str) -> None:
         from confluent_kafka import Producer
