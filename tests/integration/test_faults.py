@@ -9,8 +9,10 @@ started again there, it keeps its ports and its data), so the session's broker i
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -379,3 +381,70 @@ def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
         for d in daemons:
             if d.proc.poll() is None:
                 d.kill()
+
+
+def test_sigkill_at_random_points_while_traffic_arrives_changes_no_window(
+    kafka_bootstrap: str, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    """A long run: the log arrives in paced slices while the daemon is SIGKILLed three times at
+    seeded-random moments (before or after a commit, mid-batch or idle); a fourth run then
+    catches up. Its windows equal replay's over the whole log: nothing lost, nothing counted
+    twice in a window, whatever the kill interrupted."""
+    rng = random.Random(20261126)
+    topics = Topics(
+        impressions=topic_factory(PARTITIONS, prefix="impressions"),
+        clicks=topic_factory(PARTITIONS, prefix="clicks"),
+        judgments=topic_factory(1, prefix="judgments", config={"cleanup.policy": "compact"}),
+        dlq=topic_factory(1, prefix="dlq"),
+    )
+    log = make_log(21, 1_200, span_ms=40 * 60_000)
+    slices = [log.records[i : i + 150] for i in range(0, len(log.records), 150)]
+    produced = threading.Event()
+
+    def arrive() -> None:  # the traffic keeps coming while daemons live and die
+        for part in slices:
+            produce(kafka_bootstrap, topics, Log(part))
+            time.sleep(0.3)
+        produced.set()
+
+    producer = threading.Thread(target=arrive, daemon=True)
+    producer.start()
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    kills = []
+    for run in range(3):
+        daemon = DaemonProcess(env, tmp_path / f"daemon-{run}.log")
+        # once it holds every partition (the killed run before it leaves the group only when
+        # its session times out), a random moment later
+        metrics = daemon.wait_for(
+            lambda m: sum(1 for _ in samples(m, "streameval_consumer_lag")) == 2 * PARTITIONS,
+            what=f"run {run} to hold every partition",
+        )
+        time.sleep(rng.uniform(0.0, 2.5))
+        kills.append(int(_num(daemon.metrics() or metrics, "streameval_records_read_total")))
+        daemon.kill()
+        daemon.proc.wait(timeout=10)
+    producer.join(timeout=120)
+    assert produced.is_set()
+    rest = Log()
+    sentinels(rest, T0 + 60 * 60_000)
+    produce(kafka_bootstrap, topics, rest)
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+    horizon_s = expected["horizon_ms"] / 1000
+    daemon = DaemonProcess(env, tmp_path / "daemon-last.log")
+    try:
+        metrics = daemon.wait_for(
+            lambda m: (
+                _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and sum(1 for _ in samples(m, "streameval_consumer_lag")) == 2 * PARTITIONS
+            ),
+            what="the last run to hold every partition and catch up",
+            ready=True,
+        )
+        assert assert_windows_match(metrics, expected) > 10
+        _identity(metrics)
+        print("records read by each killed run:", kills)
+        assert len(kills) == 3 and all(k > 0 for k in kills), kills
+        assert daemon.terminate() == 0
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.kill()
