@@ -572,7 +572,7 @@ def sustained_results(data: dict[str, Any]) -> list[Result]:
     mib = 2**20
     conditions = (
         f"second half of {data['seconds']:.0f} s at {rate:,.0f} records/s asked "
-        f"({LOAD_FACTOR:g} × the design rate {DESIGN_RATE:,}/s)"
+        f"({rate / DESIGN_RATE:g} × the design rate {DESIGN_RATE:,}/s)"
     )
     return [
         Result(
