@@ -47,9 +47,10 @@ checks that margin. Three parts, each in a process of its own (a clean RSS):
    + pending (``load.flood.unaccounted``, the sum of both differences: 0); RSS drift over the
    second half (``load.flood.rss_drift``, ≤ 5 %). The request ids of evicted lists are
    remembered like those of finalized ones, until the watermark is two attribution windows past
-   them (to tell a late click from an unmatched one): a flood costs the cap plus event rate ×
-   up to 10 minutes of ids. ``load.flood.burst`` (no target, not with ``--quick``) is what each
-   costs: RSS growth per evicted list when 300,000 impressions arrive within 100 s of event time.
+   them (to tell a late click from an unmatched one), and at most ``max_open_lists`` of them: a
+   flood costs at most the cap in lists plus the cap in ids. ``load.flood.burst`` (no target,
+   not with ``--quick``) is what each costs: RSS growth per evicted list when 300,000
+   impressions arrive within 100 s of event time.
 """
 
 from __future__ import annotations
@@ -867,7 +868,8 @@ def flood_results(data: dict[str, Any], burst: dict[str, Any] | None) -> list[Re
                 note=f"RSS growth per evicted list when {burst['impressions']:,} impressions "
                 f"arrive within one attribution window ({burst['per_s']:g}/event s, "
                 f"max_open_lists {burst['cap']:,}): evicted request ids are remembered ~2 "
-                f"attribution windows of event time; RSS {at_cap['rss'] / mib:.1f} -> "
+                f"attribution windows of event time, at most max_open_lists of them; "
+                f"RSS {at_cap['rss'] / mib:.1f} -> "
                 f"{b[-1]['rss'] / mib:.1f} MiB",
             )
         )

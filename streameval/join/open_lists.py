@@ -258,8 +258,18 @@ class Joiner:
 
     def _remember_finalized(self, rid: str, ts: int) -> None:
         h = hash(rid)
-        self._finalized[h] = ts
-        self._finalized_order.append((ts, h))
+        finalized = self._finalized
+        finalized[h] = ts
+        order = self._finalized_order
+        order.append((ts, h))
+        # Bounded like the open lists: a flood of impressions evicted over the cap would
+        # otherwise leave its ids here for two attribution windows, memory bounded by the event
+        # rate rather than the cap. The oldest id goes first; a click for it is then counted
+        # unmatched instead of late (either way not scored).
+        while len(finalized) > self._max_open and order:
+            old_ts, old = order.popleft()
+            if finalized.get(old) == old_ts:
+                del finalized[old]
 
     def _forget_finalized(self, before_ts: int) -> None:
         order = self._finalized_order

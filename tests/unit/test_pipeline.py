@@ -260,6 +260,21 @@ def test_open_list_cap_evicts_the_oldest_and_counts_it() -> None:
     assert sorted(s.request_id for s in scored) == ["r2", "r3"]
 
 
+def test_ids_of_finalized_lists_are_remembered_within_the_open_list_cap() -> None:
+    """A click for a list already handed out is late while its id is remembered; the ids are
+    kept within max_open_lists too (here 2), the oldest forgotten first: a click for it is then
+    unmatched. Neither is scored."""
+    records: list[bytes | tuple[bytes, str]] = [imp(f"r{i}", i, ["a"]) for i in range(6)]
+    # r0..r3 were evicted over the cap; r2 and r3 are the two ids still remembered
+    records += [click("r3", "a", 4), click("r0", "a", 4)]  # both before the watermark (5)
+    p, scored = run(records, max_open_lists=2)
+    intake = p.snapshot().intake
+    assert intake.late == {"click": 1}
+    assert intake.unmatched_clicks == 1
+    assert p.snapshot().open_lists == 2
+    assert scored == []
+
+
 def test_invalid_records_go_to_the_dead_letter_sink() -> None:
     dead: list[tuple[bytes, Invalid, str]] = []
     p = Pipeline(settings(), dead_letter=lambda raw, inv, src: dead.append((raw, inv, src)))
