@@ -22,13 +22,13 @@ two agree.
 Grades are finite numbers (the event decoder guarantees it); NaN would make sorting undefined.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from heapq import nlargest
-from itertools import accumulate, repeat
-from operator import itemgetter, mul, truediv
+from operator import truediv
 from typing import NamedTuple
 
+from streameval.score.cutoff_sums import CutoffSums, cutoff_sums
 from streameval.score.discount import discount_table
 from streameval.score.errors import ScoreInputError
 from streameval.score.spec import MetricSpec
@@ -74,23 +74,6 @@ class CutoffScores(NamedTuple):
         return self.ndcg[0] is not None
 
 
-def _picker(indices: tuple[int, ...]) -> Callable[[Sequence[float]], tuple[float, ...]]:
-    if len(indices) == 1:
-        (only,) = indices
-        return lambda prefix: (prefix[only],)
-    getter: Callable[[Sequence[float]], tuple[float, ...]] = itemgetter(*indices)
-    return getter
-
-
-def _prefix_sums(gains: Iterable[float], discounts: tuple[float, ...]) -> list[float]:
-    """DCG@1..DCG@len(discounts): at most len(discounts) terms, zero-gain padded."""
-    prefix = list(accumulate(map(mul, gains, discounts)))  # map stops at the table's end
-    missing = len(discounts) - len(prefix)
-    if missing:
-        prefix.extend(repeat(prefix[-1] if prefix else 0.0, missing))
-    return prefix
-
-
 @dataclass(frozen=True, slots=True)
 class Scorer:
     """The hot path: scores one ranked list at every cutoff of ``spec`` in one pass.
@@ -105,9 +88,8 @@ class Scorer:
     spec: MetricSpec
     _discounts: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _exponential: bool = field(init=False, repr=False, compare=False)
-    _pick: Callable[[Sequence[float]], tuple[float, ...]] = field(
-        init=False, repr=False, compare=False
-    )
+    #: DCG at every k of a list of gains (straight-line code for this spec)
+    _dcg: CutoffSums = field(init=False, repr=False, compare=False)
     _zeros: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _nones: tuple[None, ...] = field(init=False, repr=False, compare=False)
     _ideal_cache: dict[tuple[float, ...], tuple[float, ...]] = field(
@@ -118,7 +100,7 @@ class Scorer:
         ks = self.spec.ks
         object.__setattr__(self, "_discounts", discount_table(self.spec, self.spec.max_k))
         object.__setattr__(self, "_exponential", self.spec.gain == "exponential")
-        object.__setattr__(self, "_pick", _picker(tuple(k - 1 for k in ks)))
+        object.__setattr__(self, "_dcg", cutoff_sums(self._discounts, ks))
         object.__setattr__(self, "_zeros", (0.0,) * len(ks))
         object.__setattr__(self, "_nones", (None,) * len(ks))
         object.__setattr__(self, "_ideal_cache", {})
@@ -129,7 +111,7 @@ class Scorer:
         if self._exponential:
             gains = _exponential_gains(top)
         positive = [g for g in gains if g > 0]  # negative gains never enter the ideal
-        idcg = self._pick(_prefix_sums(positive, self._discounts)) if positive else self._zeros
+        idcg = self._dcg(positive) if positive else self._zeros
         cache = self._ideal_cache
         if len(cache) >= _IDEAL_CACHE_SIZE:
             cache.clear()
@@ -160,14 +142,7 @@ class Scorer:
         idcg = self._ideal_cache.get(top)
         if idcg is None:
             idcg = self._ideal_dcg(top)
-        prefix = list(
-            accumulate(
-                map(mul, _exponential_gains(grades[:kmax]) if self._exponential else grades, disc)
-            )
-        )
-        if len(prefix) < kmax:  # a list shorter than max(ks): zero-gain padding
-            prefix.extend(repeat(prefix[-1] if prefix else 0.0, kmax - len(prefix)))
-        dcg = self._pick(prefix)
+        dcg = self._dcg(_exponential_gains(grades[:kmax]) if self._exponential else grades)
         if idcg is self._zeros:
             return CutoffScores(self.spec.ks, dcg, idcg, self._nones)
         return CutoffScores(self.spec.ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
