@@ -90,6 +90,8 @@ class Scorer:
     _exponential: bool = field(init=False, repr=False, compare=False)
     #: DCG at every k of a list of gains (straight-line code for this spec)
     _dcg: CutoffSums = field(init=False, repr=False, compare=False)
+    _ks: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    _kmax: int = field(init=False, repr=False, compare=False)
     _zeros: tuple[float, ...] = field(init=False, repr=False, compare=False)
     _nones: tuple[None, ...] = field(init=False, repr=False, compare=False)
     _ideal_cache: dict[tuple[float, ...], tuple[float, ...]] = field(
@@ -101,6 +103,8 @@ class Scorer:
         object.__setattr__(self, "_discounts", discount_table(self.spec, self.spec.max_k))
         object.__setattr__(self, "_exponential", self.spec.gain == "exponential")
         object.__setattr__(self, "_dcg", cutoff_sums(self._discounts, ks))
+        object.__setattr__(self, "_ks", ks)
+        object.__setattr__(self, "_kmax", self.spec.max_k)
         object.__setattr__(self, "_zeros", (0.0,) * len(ks))
         object.__setattr__(self, "_nones", (None,) * len(ks))
         object.__setattr__(self, "_ideal_cache", {})
@@ -131,8 +135,7 @@ class Scorer:
         once, not once per list); only its first max(ks) grades are read.
         The pool is sorted once and every cutoff is read off one cumulative sum.
         """
-        disc = self._discounts
-        kmax = len(disc)
+        kmax = self._kmax
         if best_first:
             top = tuple(ideal_pool[:kmax])
         elif len(ideal_pool) > _HEAP_FACTOR * kmax:
@@ -144,8 +147,8 @@ class Scorer:
             idcg = self._ideal_dcg(top)
         dcg = self._dcg(_exponential_gains(grades[:kmax]) if self._exponential else grades)
         if idcg is self._zeros:
-            return CutoffScores(self.spec.ks, dcg, idcg, self._nones)
-        return CutoffScores(self.spec.ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
+            return CutoffScores(self._ks, dcg, idcg, self._nones)
+        return CutoffScores(self._ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
 
 
 def _exponential_gains(grades: Iterable[float]) -> list[float]:
