@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from _common import Result, Target, sim_records, suite_parser, write_json
 
@@ -269,6 +269,40 @@ def free_port() -> int:
         return port
 
 
+def spawn_daemon(
+    bootstrap: str,
+    topics: Topics,
+    group: str,
+    *,
+    port: int,
+    log: BinaryIO,
+    settings: dict[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """``streameval run`` on ``topics`` in its own process (the caller's ``STREAMEVAL_*``
+    environment left out), /metrics on 127.0.0.1:``port``, its output to ``log``; ``settings``
+    adds or overrides ``STREAMEVAL_*`` variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
+    env.update(
+        {
+            "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
+            "STREAMEVAL_KAFKA__GROUP_ID": group,
+            "STREAMEVAL_KAFKA__TOPICS": json.dumps([topics.impressions, topics.clicks]),
+            "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([topics.judgments]),
+            "STREAMEVAL_KAFKA__DLQ_TOPIC": topics.dlq,
+            "STREAMEVAL_METRICS__HOST": "127.0.0.1",
+            "STREAMEVAL_METRICS__PORT": str(port),
+            **(settings or {}),
+        }
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
+        env=env,
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
 class Daemon:
     """``streameval run`` as a subprocess, its log in a file."""
 
@@ -277,29 +311,15 @@ class Daemon:
     ) -> None:
         self.port = free_port()
         self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
-        env.update(
-            {
-                "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-                "STREAMEVAL_KAFKA__GROUP_ID": group,
-                "STREAMEVAL_KAFKA__TOPICS": json.dumps([topics.impressions, topics.clicks]),
-                "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([topics.judgments]),
-                "STREAMEVAL_KAFKA__DLQ_TOPIC": topics.dlq,
-                "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
-                "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
-                "STREAMEVAL_METRICS__HOST": "127.0.0.1",
-                "STREAMEVAL_METRICS__PORT": str(self.port),
-            }
-        )
+        settings = {
+            "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
+            "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
+        }
         if consumer:
-            env["STREAMEVAL_KAFKA__CONSUMER"] = consumer
+            settings["STREAMEVAL_KAFKA__CONSUMER"] = consumer
         self._log = log.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
-            env=env,
-            cwd=REPO,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
+        self.proc = spawn_daemon(
+            bootstrap, topics, group, port=self.port, log=self._log, settings=settings
         )
 
     def records_read(self) -> float | None:

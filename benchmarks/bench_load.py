@@ -80,7 +80,7 @@ from _common import (
     suite_parser,
     write_json,
 )
-from bench_daemon import PARTITIONS, REPO, Topics, broker, free_port
+from bench_daemon import PARTITIONS, Topics, broker, free_port, spawn_daemon
 
 #: records/s one instance is designed for (a quarter of its measured capacity, ~18k/s)
 DESIGN_RATE = 4_000
@@ -216,27 +216,17 @@ class LoadDaemon:
     def __init__(self, bootstrap: str, topics: Topics, log: Path) -> None:
         self.port = free_port()
         self.log = log
-        env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
-        env.update(
-            {
-                "STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS": bootstrap,
-                "STREAMEVAL_KAFKA__GROUP_ID": f"bench-load-{uuid.uuid4().hex[:10]}",
-                "STREAMEVAL_KAFKA__TOPICS": json.dumps([topics.impressions, topics.clicks]),
-                "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([topics.judgments]),
-                "STREAMEVAL_KAFKA__DLQ_TOPIC": topics.dlq,
-                "STREAMEVAL_METRICS__HOST": "127.0.0.1",
-                "STREAMEVAL_METRICS__PORT": str(self.port),
+        self._log = log.open("wb")
+        self.proc = spawn_daemon(
+            bootstrap,
+            topics,
+            f"bench-load-{uuid.uuid4().hex[:10]}",
+            port=self.port,
+            log=self._log,
+            settings={
                 "STREAMEVAL_EVALUATION__WINDOWS": json.dumps(WINDOWS),
                 "STREAMEVAL_EVALUATION__ALLOWED_LATENESS": LATENESS,
-            }
-        )
-        self._log = log.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
-            env=env,
-            cwd=REPO,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
+            },
         )
 
     def scrape(self) -> str:

@@ -290,6 +290,21 @@ class DaemonProcess:
             f"timed out waiting for {what}; last figures: {progress}\n{self.log_tail()}"
         )
 
+    def wait_caught_up(
+        self, horizon_s: float, what: str, partitions: int = 2 * PARTITIONS
+    ) -> dict[Any, float]:
+        """Until the daemon holds ``partitions`` partitions (one lag series each: a killed
+        member stays in the group until its session times out), has reached the evaluation
+        horizon ``horizon_s`` and is ready."""
+        return self.wait_for(
+            lambda m: (
+                value(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and sum(1 for _ in samples(m, "streameval_consumer_lag")) == partitions
+            ),
+            what=what,
+            ready=True,
+        )
+
     def terminate(self, timeout_s: float = 30) -> int:
         self.proc.terminate()
         code = self.proc.wait(timeout=timeout_s)

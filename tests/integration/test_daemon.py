@@ -152,16 +152,7 @@ def test_killed_and_restarted_daemon_loses_and_double_counts_nothing(
     horizon_s = expected["horizon_ms"] / 1000
     daemon = DaemonProcess(env, tmp_path / "daemon-3.log")
     try:
-        # the killed run 2 stays in the group until its session times out: wait until run 3
-        # holds every partition (one lag series each), has caught up and is ready
-        metrics = daemon.wait_for(
-            lambda m: (
-                _read(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
-                and sum(1 for _ in samples(m, "streameval_consumer_lag")) == 2 * PARTITIONS
-            ),
-            what="run 3 to hold every partition and catch up",
-            ready=True,
-        )
+        metrics = daemon.wait_caught_up(horizon_s, "run 3 to hold every partition and catch up")
         # windows are rebuilt from Kafka: exactly the uninterrupted figures
         assert_windows_match(metrics, expected)
         # run 3 counted only what no earlier run had committed as counted, and its accounting

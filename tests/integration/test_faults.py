@@ -432,14 +432,7 @@ def test_sigkill_at_random_points_while_traffic_arrives_changes_no_window(
     horizon_s = expected["horizon_ms"] / 1000
     daemon = DaemonProcess(env, tmp_path / "daemon-last.log")
     try:
-        metrics = daemon.wait_for(
-            lambda m: (
-                _num(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
-                and sum(1 for _ in samples(m, "streameval_consumer_lag")) == 2 * PARTITIONS
-            ),
-            what="the last run to hold every partition and catch up",
-            ready=True,
-        )
+        metrics = daemon.wait_caught_up(horizon_s, "the last run to hold everything and catch up")
         assert assert_windows_match(metrics, expected) > 10
         _identity(metrics)
         print("records read by each killed run:", kills)
