@@ -217,6 +217,10 @@ class Daemon:
     def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> Commits:
         """Inside poll: what to commit for the revoked partitions (nothing when lost)."""
         self._ready = False
+        # not ready again before the next assignment is read up to its ends: the targets of
+        # the last one may all be met already (librdkafka can hand over a whole log in the poll
+        # that assigns it), which would make a member that holds nothing look ready
+        self._catch_up_to = None
         _LOG.info("%d partitions %s", len(partitions), "lost" if lost else "revoked")
         commits = {} if lost else self._commits(partitions)
         for tp in partitions:

@@ -33,8 +33,9 @@ confluent_kafka is imported only when this stream is built.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka import TopicPartition
 from kafka.errors import KafkaError
@@ -54,6 +55,37 @@ _LIBRDKAFKA_LOG = logging.getLogger("streameval.kafka.librdkafka")
 
 #: (topic, partition): equal to, and hashed like, kafka-python's TopicPartition namedtuple
 _Key = tuple[str, int]
+_T = TypeVar("_T")
+
+#: errors a broker restart or a leader move leaves behind for a moment (stale metadata, a
+#: coordinator not elected yet): the request is tried again, within the request timeout
+_TRANSIENT = frozenset(
+    {
+        "FENCED_LEADER_EPOCH",
+        "UNKNOWN_LEADER_EPOCH",
+        "NOT_LEADER_FOR_PARTITION",
+        "NOT_LEADER_OR_FOLLOWER",
+        "LEADER_NOT_AVAILABLE",
+        "REQUEST_TIMED_OUT",
+        "UNKNOWN_TOPIC_OR_PART",
+        "NOT_COORDINATOR",
+        "COORDINATOR_NOT_AVAILABLE",
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        "OFFSET_NOT_AVAILABLE",
+        "_TRANSPORT",
+        "_TIMED_OUT",
+        "_ALL_BROKERS_DOWN",
+        "_WAIT_COORD",
+    }
+)
+
+
+def _transient(exc: BaseException) -> bool:
+    error: Any = exc.args[0] if exc.args else None
+    try:
+        return bool(error.retriable()) or error.name() in _TRANSIENT
+    except AttributeError:
+        return False
 
 
 def _import() -> Any:
@@ -100,6 +132,7 @@ class ConfluentStream:
         #: an exception raised inside a rebalance callback, re-raised by poll()
         self._failure: BaseException | None = None
         common = {**config, "logger": _LIBRDKAFKA_LOG, "error_cb": _log_error}
+        self._admin_config = common
         self._admin = ck.admin.AdminClient(common)
         self._check_topics(topics)
         try:
@@ -201,8 +234,9 @@ class ConfluentStream:
         ck = self._ck
         committed = {
             TopicPartition(c.topic, c.partition): c.offset
-            for c in self._call(
-                self._consumer.committed, self._ck_list(partitions), self._timeout_s
+            for c in self._retrying(
+                "committed offsets",
+                lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
             )
         }
         low = self._list_offsets(partitions, ck.admin.OffsetSpec.earliest(), self._timeout_s)
@@ -267,7 +301,11 @@ class ConfluentStream:
         if not partitions:
             return {}
         out: dict[TopicPartition, Checkpoint] = {}
-        for c in self._call(self._consumer.committed, self._ck_list(partitions), self._timeout_s):
+        committed = self._retrying(
+            "committed offsets",
+            lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
+        )
+        for c in committed:
             if c.offset >= 0:
                 cp = Checkpoint.decode(c.metadata)
                 if cp is not None:
@@ -338,22 +376,50 @@ class ConfluentStream:
         except self._ck.KafkaException as exc:
             raise KafkaError(f"{getattr(method, '__name__', 'call')} failed: {exc}") from exc
 
+    def _retrying(
+        self, what: str, attempt: Callable[[], _T], on_retry: Callable[[], None] | None = None
+    ) -> _T:
+        """``attempt()``, tried again after a transient error (see ``_TRANSIENT``: e.g. the
+        stale leader epoch a broker restart leaves for a moment) with a growing pause, until
+        the request timeout; then, or on any other error, kafka-python's ``KafkaError``. Used in
+        the assignment callback too, where an error would otherwise stop the daemon."""
+        deadline = time.monotonic() + self._timeout_s
+        pause = 0.1
+        while True:
+            try:
+                return attempt()
+            except self._ck.KafkaException as exc:
+                if not _transient(exc) or time.monotonic() + pause > deadline:
+                    raise KafkaError(f"{what}: {exc}") from exc
+                _LOG.info("%s: %s; trying again", what, exc)
+            except Exception as exc:  # e.g. a future's own timeout
+                raise KafkaError(f"{what}: {exc!r}") from exc
+            time.sleep(pause)
+            if on_retry is not None:
+                on_retry()
+            pause = min(2 * pause, 2.0)
+
     def _list_offsets(
         self, partitions: set[TopicPartition], spec: Any, timeout_s: float
     ) -> dict[TopicPartition, int]:
-        futures = self._call(
-            self._admin.list_offsets,
-            {self._ck.TopicPartition(tp.topic, tp.partition): spec for tp in partitions},
-            request_timeout=timeout_s,
-        )
-        out: dict[TopicPartition, int] = {}
-        for ck_tp, future in futures.items():
-            try:
-                info = future.result(timeout=timeout_s + 5)
-            except Exception as exc:
-                raise KafkaError(f"offsets of {ck_tp.topic}/{ck_tp.partition}: {exc}") from exc
-            out[TopicPartition(ck_tp.topic, ck_tp.partition)] = info.offset
-        return out
+        request = {self._ck.TopicPartition(tp.topic, tp.partition): spec for tp in partitions}
+
+        def attempt() -> dict[TopicPartition, int]:
+            futures = self._admin.list_offsets(request, request_timeout=timeout_s)
+            return {
+                TopicPartition(ck_tp.topic, ck_tp.partition): future.result(
+                    timeout=timeout_s + 5
+                ).offset
+                for ck_tp, future in futures.items()
+            }
+
+        def fresh_admin() -> None:
+            # librdkafka's admin client keeps sending the leader epoch it cached before a
+            # broker restart (FENCED_LEADER_EPOCH until the request times out, measured): a new
+            # client starts from fresh metadata
+            self._admin = self._ck.admin.AdminClient(self._admin_config)
+
+        return self._retrying("log offsets", attempt, fresh_admin)
 
 
 def _log_error(error: Any) -> None:

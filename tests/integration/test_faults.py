@@ -164,12 +164,19 @@ def _wait_ready(daemon: DaemonProcess, want: int, timeout_s: float) -> list[int]
     raise AssertionError(f"/readyz never answered {want}: {sorted(set(seen))}\n{daemon.log_tail()}")
 
 
-def test_the_daemon_rides_out_a_broker_restart(own_broker: OwnBroker, tmp_path: Path) -> None:
+@pytest.mark.parametrize("consumer", CONSUMERS)
+def test_the_daemon_rides_out_a_broker_restart(
+    own_broker: OwnBroker, tmp_path: Path, consumer: str
+) -> None:
     bootstrap = own_broker.bootstrap
     topics = _create_topics(bootstrap)
     first = make_log(4, 300, span_ms=15 * 60_000)
     produce(bootstrap, topics, first)
-    env = topics.env(bootstrap, f"g-{uuid.uuid4().hex}", free_port()) | LATENESS
+    env = (
+        topics.env(bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+        | LATENESS
+        | consumer_env(consumer)
+    )
     daemon = DaemonProcess(env, tmp_path / "daemon.log")
     try:
         daemon.wait_for(
