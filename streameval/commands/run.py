@@ -38,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
     )
     # kafka-python is chatty at INFO (every connection and rebalance step)
     logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
+    # and both clients log every failed reconnect during an outage: one of a kind per 30 s
+    from streameval.log_limits import RepeatLimiter
+
+    limiter = RepeatLimiter()
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(limiter)
     settings = load_settings(args.config)
     stop = threading.Event()
 

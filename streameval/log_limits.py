@@ -1,0 +1,65 @@
+"""Keeping the Kafka clients' repeated complaints to a trickle.
+
+During a broker outage kafka-python and librdkafka log every failed reconnect: a few dozen lines
+a second that bury everything else and fill disks. :class:`RepeatLimiter`, a logging filter,
+lets the first record of a kind through and then at most one per interval, and the next one it
+lets through says how many it held back. Nothing is hidden for longer than the interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+#: the loggers of the Kafka clients (kafka-python, librdkafka through confluent-kafka)
+KAFKA_CLIENT_LOGGERS = ("kafka", "streameval.kafka.librdkafka", "streameval.kafka.confluent_stream")
+
+_VARYING = re.compile(r"\d+")
+_KIND_CHARS = 200
+
+
+class RepeatLimiter(logging.Filter):
+    """Passes records of loggers under ``prefixes``: the first of each kind, then at most one
+    per ``interval_s``. A record's kind is its logger, level and message with every number
+    blanked (ports, offsets and timings change from one repeat to the next). Other loggers'
+    records always pass. At most ``max_kinds`` kinds are tracked (then the table starts over)."""
+
+    def __init__(
+        self,
+        prefixes: Iterable[str] = KAFKA_CLIENT_LOGGERS,
+        *,
+        interval_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_kinds: int = 1000,
+    ) -> None:
+        super().__init__()
+        self._prefixes = tuple(prefixes)
+        self._interval_s = interval_s
+        self._clock = clock
+        self._max_kinds = max_kinds
+        self._lock = threading.Lock()
+        # kind -> [time it last passed, records held back since]
+        self._kinds: dict[tuple[str, int, str], list[float]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        name = record.name
+        if not any(name == p or name.startswith(p + ".") for p in self._prefixes):
+            return True
+        message = record.getMessage()
+        kind = (name, record.levelno, _VARYING.sub("#", message)[:_KIND_CHARS])
+        now = self._clock()
+        with self._lock:
+            seen = self._kinds.get(kind)
+            if seen is not None and now - seen[0] < self._interval_s:
+                seen[1] += 1
+                return False
+            if seen is None and len(self._kinds) >= self._max_kinds:
+                self._kinds.clear()
+            self._kinds[kind] = [now, 0]
+        if seen is not None and seen[1]:
+            record.msg = f"{message} (and {int(seen[1])} more like it in {now - seen[0]:.0f} s)"
+            record.args = ()
+        return True
