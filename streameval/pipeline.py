@@ -7,6 +7,7 @@ records with the source they came from, tells it which sources are idle, and rea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -48,8 +49,6 @@ _OFFERED = {
     for outcome in Outcome
     for kind in (None, "impression", "click", "judgment")
 }
-#: no advance is due (nothing open, nothing waiting, no bucket to drop)
-_NEVER = float("inf")
 
 
 class Pipeline:
@@ -75,7 +74,6 @@ class Pipeline:
         self._keep_ms = max(settings.windows) + settings.allowed_lateness
         self._bucket_ms = settings.bucket
         self._max_future_skew = settings.max_future_skew
-        self._last_judgment: Judgment | None = None  # for offer_judgment
         # what outlives a rebuild: the judgment table and the since-start counters
         self._judgments = JudgmentStore()
         # per key of a compacted judgment topic: the judgment its latest value set
@@ -105,7 +103,7 @@ class Pipeline:
         self._noted_bucket = 0
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop)
-        self._due: float = _NEVER
+        self._due: float = math.inf
         self._finished = False
 
     def reset(self) -> None:
@@ -121,10 +119,16 @@ class Pipeline:
     # --- intake -----------------------------------------------------------------------------
 
     def offer(
-        self, raw: bytes, source: str = "input", offset: int = -1, record_ms: int = -1
+        self,
+        raw: bytes,
+        source: str = "input",
+        offset: int = -1,
+        record_ms: int = -1,
+        judgment_key: bytes | None = None,
     ) -> Offered:
         """Take one record read from ``source`` (at ``offset``, when the source has offsets;
-        ``record_ms``: the Kafka record's own timestamp, when it has one).
+        ``record_ms``: the Kafka record's own timestamp, when it has one; ``judgment_key``: its
+        key, for a record of a compacted judgment topic, see :meth:`offer_judgment`).
 
         An event dated more than ``max_future_skew`` after ``record_ms`` is invalid
         (``future_timestamp``). A record that a previous run already counted (see
@@ -152,7 +156,8 @@ class Pipeline:
             return Offered(Outcome.INVALID, None, event)
         if isinstance(event, Judgment):
             outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
-            self._last_judgment = event
+            if judgment_key is not None:
+                self._key_judgment(judgment_key, event)
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
         ts = event.timestamp
@@ -203,16 +208,16 @@ class Pipeline:
             outcome = Outcome.ACCEPTED if deleted else Outcome.DUPLICATE
             self._count(outcome, "judgment", True)
             return _OFFERED[outcome, "judgment"]
-        offered = self.offer(raw or b"", source, record_ms=record_ms)
-        if key is not None and offered.type == "judgment" and self._last_judgment is not None:
-            j = self._last_judgment
-            now = (j.query_id, j.doc_id, j.judge)
-            before = self._judgment_keys.get(key)
-            if before is not None and before != now:
-                # compaction keeps only the key's latest value: what it said before goes
-                self._judgments.delete(*before)
-            self._judgment_keys[key] = now
-        return offered
+        return self.offer(raw or b"", source, record_ms=record_ms, judgment_key=key)
+
+    def _key_judgment(self, key: bytes, judgment: Judgment) -> None:
+        """Remember what ``key``'s latest value set; compaction keeps only that value, so what
+        the key said before, if it named another judgment, goes."""
+        now = (judgment.query_id, judgment.doc_id, judgment.judge)
+        before = self._judgment_keys.get(key)
+        if before is not None and before != now:
+            self._judgments.delete(*before)
+        self._judgment_keys[key] = now
 
     def _count(self, outcome: Outcome, kind: str, count: bool, *, new_record: bool = True) -> None:
         if not count:
@@ -280,7 +285,7 @@ class Pipeline:
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
         self._due = min(
             joiner.next_due(),
-            _NEVER if drop is None else drop + self._attribution,
+            math.inf if drop is None else drop + self._attribution,
         )
 
     def finish(self) -> None:

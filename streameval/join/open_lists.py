@@ -11,6 +11,7 @@ Each method returns the intake outcome of the event it was given; nothing here r
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -18,8 +19,6 @@ from enum import Enum
 
 from streameval.events.models import Click, Impression
 from streameval.snapshot import Segment
-
-_NEVER = float("inf")
 
 
 class Outcome(Enum):
@@ -210,7 +209,7 @@ class Joiner:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work
         (a list to hand out, a finalized id to forget, a waiting click to expire); infinity when
         there is none. Between two due points both are no-ops, so a caller may skip them."""
-        due = _NEVER
+        due = math.inf
         if self._deadlines:
             due = self._deadlines[0][0] + self._attribution_ms
         if self._finalized_order:

@@ -12,17 +12,27 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 PARTITIONS = 4
+
+
+#: (partitions, topic configs) of each role; the judgments are a compacted table (DESIGN)
+_TOPIC_SPECS: dict[str, tuple[int, dict[str, str]]] = {
+    "impressions": (PARTITIONS, {}),
+    "clicks": (PARTITIONS, {}),
+    "judgments": (1, {"cleanup.policy": "compact"}),
+    "dlq": (1, {}),
+}
 
 
 @dataclass
@@ -31,6 +41,39 @@ class Topics:
     clicks: str
     judgments: str
     dlq: str
+
+    @classmethod
+    def made_by(
+        cls, topic_factory: Callable[..., str], data_config: Mapping[str, str] | None = None
+    ) -> Topics:
+        """The four topics through the session's ``topic_factory`` (uuid names, deleted
+        afterwards). ``data_config`` is added to the impression, click and judgment topics'
+        configs; the dead-letter topic keeps the broker's defaults."""
+        extra = dict(data_config or {})
+        return cls(
+            **{
+                role: topic_factory(
+                    partitions, prefix=role, config=config if role == "dlq" else config | extra
+                )
+                for role, (partitions, config) in _TOPIC_SPECS.items()
+            }
+        )
+
+    @classmethod
+    def created_on(cls, bootstrap: str, **client: Any) -> Topics:
+        """The four topics, uuid-named, on a broker of a test's own (``client``: kafka-python
+        connection settings, e.g. SASL); they go with that broker."""
+        names = {role: f"{role}-{uuid.uuid4().hex}" for role in _TOPIC_SPECS}
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap, **client)
+        admin.create_topics(
+            {
+                names[role]: {"num_partitions": p, "replication_factor": 1, "configs": c}
+                for role, (p, c) in _TOPIC_SPECS.items()
+            },
+            wait_for_metadata=True,
+        )
+        admin.close()
+        return cls(**names)
 
     def env(self, bootstrap: str, group: str, port: int) -> dict[str, str]:
         return {
@@ -166,18 +209,20 @@ def sentinels(log: Log, at_ms: int) -> None:
             log.records.append((role, f"sentinel-{p}".encode(), json.dumps(rec).encode(), p))
 
 
-def produce(bootstrap: str, topics: Topics, log: Log) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
+def produce(bootstrap: str, topics: Topics, log: Log, **client: Any) -> None:
+    """The log's records, in order (``client``: kafka-python connection settings)."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, **client)
     for role, key, value, partition in log.records:
         producer.send(getattr(topics, role), key=key, value=value, partition=partition)
     producer.flush()
     producer.close()
 
 
-def dump_partitions(bootstrap: str, topics: Topics, directory: Path) -> list[Path]:
+def dump_partitions(bootstrap: str, topics: Topics, directory: Path, **client: Any) -> list[Path]:
     """Each partition of the judgment, impression and click topics as one JSON-lines file, in
-    offset order: exactly what the daemon reads, for `streameval replay`."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    offset order: exactly what the daemon reads, for `streameval replay` (``client``:
+    kafka-python connection settings)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **client)
     paths: list[Path] = []
     for topic in (topics.judgments, topics.impressions, topics.clicks):
         parts = sorted(consumer.partitions_for_topic(topic) or ())

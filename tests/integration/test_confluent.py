@@ -41,12 +41,7 @@ CONFLUENT = {"STREAMEVAL_KAFKA__CONSUMER": "confluent-kafka"}
 
 @pytest.fixture
 def topics(topic_factory: TopicFactory) -> Topics:
-    return Topics(
-        impressions=topic_factory(PARTITIONS, prefix="impressions"),
-        clicks=topic_factory(PARTITIONS, prefix="clicks"),
-        judgments=topic_factory(1, prefix="judgments", config={"cleanup.policy": "compact"}),
-        dlq=topic_factory(1, prefix="dlq"),
-    )
+    return Topics.made_by(topic_factory)
 
 
 def _env(bootstrap: str, topics: Topics, group: str) -> dict[str, str]:

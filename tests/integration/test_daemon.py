@@ -14,7 +14,6 @@ from kafka import KafkaConsumer
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
     CONSUMERS,
-    PARTITIONS,
     T0,
     DaemonProcess,
     Log,
@@ -36,12 +35,7 @@ pytestmark = pytest.mark.kafka
 
 @pytest.fixture
 def topics(topic_factory: TopicFactory) -> Topics:
-    return Topics(
-        impressions=topic_factory(PARTITIONS, prefix="impressions"),
-        clicks=topic_factory(PARTITIONS, prefix="clicks"),
-        judgments=topic_factory(1, prefix="judgments", config={"cleanup.policy": "compact"}),
-        dlq=topic_factory(1, prefix="dlq"),
-    )
+    return Topics.made_by(topic_factory)
 
 
 def _read(metrics: dict[Any, float], name: str) -> float:

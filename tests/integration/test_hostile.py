@@ -31,7 +31,6 @@ from streameval.kafka.records import RawRecord
 from tests.integration import hostile_corpus as hc
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
-    PARTITIONS,
     T0,
     DaemonProcess,
     Log,
@@ -55,15 +54,8 @@ MAX_EPOCH_MS = 253_402_300_799_000  # 9999-12-31T23:59:59Z
 
 
 def _topics(topic_factory: TopicFactory, big: bool) -> Topics:
-    config = hc.TOPIC_CONFIG if big else {}
-    return Topics(
-        impressions=topic_factory(PARTITIONS, prefix="impressions", config=config),
-        clicks=topic_factory(PARTITIONS, prefix="clicks", config=config),
-        judgments=topic_factory(
-            1, prefix="judgments", config={"cleanup.policy": "compact", **config}
-        ),
-        dlq=topic_factory(1, prefix="dlq"),  # default size limit: dead letters must fit it
-    )
+    # the dead-letter topic keeps the default size limit: dead letters must fit it
+    return Topics.made_by(topic_factory, hc.TOPIC_CONFIG if big else None)
 
 
 Where = tuple[str, int, int]  # topic, partition, offset

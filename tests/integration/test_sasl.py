@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient
 
 from tests.integration.conftest import (
     BROKER_SCRIPT,
@@ -25,15 +25,15 @@ from tests.integration.conftest import (
     _unavailable,
 )
 from tests.integration.daemon_support import (
-    PARTITIONS,
     T0,
     DaemonProcess,
-    Log,
     Topics,
     _clean_env,
     assert_windows_match,
+    dump_partitions,
     free_port,
     make_log,
+    produce,
     replay_json,
     sentinels,
     value,
@@ -79,55 +79,6 @@ def _env(bootstrap: str, password: str) -> dict[str, str]:
     }
 
 
-def _topics(bootstrap: str) -> Topics:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **_auth())
-    names = {r: f"{r}-{uuid.uuid4().hex}" for r in ("impressions", "clicks", "judgments", "dlq")}
-    specs = {
-        names["impressions"]: (PARTITIONS, {}),
-        names["clicks"]: (PARTITIONS, {}),
-        names["judgments"]: (1, {"cleanup.policy": "compact"}),
-        names["dlq"]: (1, {}),
-    }
-    admin.create_topics(
-        {
-            name: {"num_partitions": p, "replication_factor": 1, "configs": c}
-            for name, (p, c) in specs.items()
-        },
-        wait_for_metadata=True,
-    )
-    admin.close()
-    return Topics(**names)
-
-
-def _produce(bootstrap: str, topics: Topics, log: Log) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, **_auth())
-    for role, key, raw, partition in log.records:
-        producer.send(getattr(topics, role), key=key, value=raw, partition=partition)
-    producer.flush()
-    producer.close()
-
-
-def _dump(bootstrap: str, topics: Topics, directory: Path) -> list[Path]:
-    """daemon_support.dump_partitions, over SASL."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **_auth())
-    paths = []
-    for topic in (topics.judgments, topics.impressions, topics.clicks):
-        for p in sorted(consumer.partitions_for_topic(topic) or ()):
-            tp = TopicPartition(topic, p)
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            lines: list[bytes] = []
-            while consumer.position(tp) < end:
-                for recs in consumer.poll(timeout_ms=500).values():
-                    lines.extend(r.value for r in recs)
-            path = directory / f"{topic}-{p}.jsonl"
-            path.write_bytes(b"".join(v.replace(b"\n", b" ") + b"\n" for v in lines))
-            paths.append(path)
-    consumer.close()
-    return paths
-
-
 def _num(metrics: dict[Any, float], name: str) -> float:
     v = value(metrics, name)
     return -1.0 if v is None else v
@@ -151,11 +102,11 @@ def test_the_daemon_reads_and_scores_over_sasl(
 ) -> None:
     """With either client of the consumer group (the confluent one gets the settings as
     librdkafka properties)."""
-    topics = _topics(sasl_broker)
+    topics = Topics.created_on(sasl_broker, **_auth())
     log = make_log(8, 300)
     sentinels(log, T0 + 30 * 60_000)
-    _produce(sasl_broker, topics, log)
-    expected = replay_json(_dump(sasl_broker, topics, tmp_path))
+    produce(sasl_broker, topics, log, **_auth())
+    expected = replay_json(dump_partitions(sasl_broker, topics, tmp_path, **_auth()))
     env = topics.env(sasl_broker, f"g-{uuid.uuid4().hex}", free_port()) | _env(
         sasl_broker, PASSWORD
     )
