@@ -8,12 +8,13 @@ records with the source they came from, tells it which sources are idle, and rea
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from streameval.config import EvaluationSettings
 from streameval.events.decode import Decoder, Invalid, dedup_key
 from streameval.events.models import Impression, Judgment
+from streameval.finalized import ListConsumer
 from streameval.intake import IntakeCounters
 from streameval.join import (
     InteractionGrades,
@@ -58,8 +59,11 @@ class Pipeline:
         *,
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
+        consumers: Sequence[ListConsumer] = (),
     ) -> None:
         self._settings = settings
+        #: further consumers of finalized lists beside the windows (detectors, interleaving)
+        self._consumers = tuple(consumers)
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
@@ -280,8 +284,11 @@ class Pipeline:
         if expired:
             self._intake.pending -= expired
             self._intake.unmatched += expired
+        horizon = watermark - self._attribution
+        for consumer in self._consumers:
+            consumer.advance(horizon)
         windows = self._windows
-        windows.evict(watermark - self._attribution)
+        windows.evict(horizon)
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
         self._due = min(
             joiner.next_due(),
@@ -303,6 +310,8 @@ class Pipeline:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
             self._watermark.advance_to(horizon + self._attribution)
+            for consumer in self._consumers:
+                consumer.advance(horizon)
 
     def restore_source(self, source: str, horizon_ms: int | None, next_offset: int) -> None:
         """Before re-reading ``source`` after a restart or rebalance: a previous run committed
@@ -317,6 +326,8 @@ class Pipeline:
             self._totals.count_list(scored)
         if self._on_scored is not None:
             self._on_scored(scored)
+        for consumer in self._consumers:
+            consumer.add(scored)
 
     def _evict_over_cap(self) -> None:
         for _ in self._joiner.evict_over_cap():

@@ -407,3 +407,42 @@ def test_a_checkpoint_never_moves_back_while_rebuilding() -> None:
     p.offer(imp("r2", 600_000, ["a"]), "t/0", 5)  # past the restored point
     assert p.counted_through("t/0") == (540_000, 6)
     assert Pipeline(settings()).counted_through("t/9") == (None, 0)
+
+
+class _Recorder:
+    """A consumer of finalized lists beside the windows (streameval.finalized.ListConsumer)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def add(self, scored: ScoredList) -> None:
+        self.events.append(("add", scored.request_id))
+
+    def advance(self, horizon_ms: int) -> None:
+        self.events.append(("advance", horizon_ms))
+
+
+def test_consumers_get_each_finalized_list_once_before_the_horizon_passes_it() -> None:
+    recorder = _Recorder()
+    scored: list[ScoredList] = []
+    p = Pipeline(settings(), on_scored=scored.append, consumers=[recorder])
+    log = [imp("r1", 0, ["a"]), click("r1", "a", 1_000), imp("r2", 30_000, ["b"])]
+    log.append(imp("r3", 200_000, ["c"]))
+    for i, raw in enumerate(log):
+        p.offer(raw, "s0", i)
+    p.finish()
+    adds = [rid for kind, rid in recorder.events if kind == "add"]
+    assert adds == [s.request_id for s in scored] == ["r1", "r2", "r3"]
+    horizons = [h for kind, h in recorder.events if kind == "advance"]
+    assert horizons == sorted(horizons)  # the horizon never moves back
+    # each list was handed out before any horizon past its impression was announced
+    seen_horizon: float = -math.inf
+    impression_ts = {"r1": 0, "r2": 30_000, "r3": 200_000}
+    for kind, value in recorder.events:
+        if kind == "advance":
+            assert isinstance(value, int)
+            seen_horizon = value
+        else:
+            assert impression_ts[str(value)] > seen_horizon
+    # finish moves the horizon past the last bucket: every list's bucket is complete
+    assert horizons[-1] > 200_000

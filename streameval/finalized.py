@@ -1,0 +1,30 @@
+"""The one narrow interface through which finalized, scored lists reach their consumers.
+
+The windows are one consumer of the stream of finalized lists; regression detectors and
+interleaving credit are others, each a package of its own beside :mod:`streameval.windows`. The
+:class:`~streameval.pipeline.Pipeline` hands every consumer the same :class:`ScoredList` values,
+in the order it finalizes them, and tells each when the evaluation horizon moves.
+
+A consumer must give the same result whatever the moments at which :meth:`advance` is called:
+the daemon calls it when its polls happen to land, replay when its lines do. The way to be so is
+to act per *bucket* (``windows.spec.bucket_start``): a bucket is complete once the horizon is at
+or past its end, since every list whose impression falls in it has then been handed out; close
+each complete bucket once, in order, and never act on an incomplete one.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from streameval.scored import ScoredList
+
+
+class ListConsumer(Protocol):
+    def add(self, scored: ScoredList) -> None:
+        """One finalized list, scored (handed out once, before the horizon passes its bucket)."""
+        ...
+
+    def advance(self, horizon_ms: int) -> None:
+        """The evaluation horizon is now ``horizon_ms``: every list with an impression before
+        it has been handed to :meth:`add`."""
+        ...
