@@ -25,6 +25,7 @@ from prometheus_client import CollectorRegistry
 from streameval import __version__
 from streameval.config import Settings
 from streameval.events.decode import Invalid
+from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
 from streameval.export.server import MetricsServer
@@ -36,6 +37,7 @@ from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
+from streameval.log_limits import InvalidRecordLog
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -94,7 +96,14 @@ class Daemon:
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
         self._current: RawRecord | None = None
-        self._pipeline = Pipeline(settings.evaluation, dead_letter=self._dead_letter)
+        formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+        formats.check()  # a wrong mapping or schema file fails at start
+        self._pipeline = Pipeline(
+            settings.evaluation,
+            dead_letter=self._dead_letter,
+            decoder_for=formats.by_topic_source,
+        )
+        self._invalid_log = InvalidRecordLog()
         self._box = SnapshotBox(self._pipeline.snapshot())
         self._ready = False
         # when the loop last heard from the brokers (a lag measurement: end offsets asked and
@@ -316,8 +325,9 @@ class Daemon:
 
     def _dead_letter(self, raw: bytes, invalid: Invalid, source: str) -> None:
         record = self._current
+        self._invalid_log.note(invalid, source)
         if record is not None and self._dlq.enabled:
-            self._dlq.send(record, invalid.reason)
+            self._dlq.send(record, invalid.reason, invalid.field)
 
     def _shutdown(self) -> None:
         stream = self._stream

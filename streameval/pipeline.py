@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from streameval.config import EvaluationSettings
 from streameval.events.decode import Decoder, Invalid, dedup_key
-from streameval.events.models import Impression, Judgment
+from streameval.events.models import Event, Impression, Judgment
 from streameval.finalized import ListConsumer
 from streameval.intake import IntakeCounters
 from streameval.join import (
@@ -33,6 +33,10 @@ from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore
 DeadLetter = Callable[[bytes, Invalid, str], None]
 #: called with each list as it is scored (``replay --output lists``)
 OnScored = Callable[[ScoredList], None]
+#: the decoder of one record: bytes -> event or Invalid, never raising
+RecordDecoder = Callable[[bytes], Event | Invalid]
+#: the decoder of each source (its format, DESIGN §11), asked once per source
+DecoderFor = Callable[[str], RecordDecoder]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +64,15 @@ class Pipeline:
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
         consumers: Sequence[ListConsumer] = (),
+        decoder_for: DecoderFor | None = None,
     ) -> None:
         self._settings = settings
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
-        self._decode = Decoder(settings.max_record_bytes)
+        self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
+        #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
+        self._decoder_for = decoder_for
+        self._decoders: dict[str, RecordDecoder] = {}
         self._dead_letter = dead_letter
         self._on_scored = on_scored
         self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
@@ -140,7 +148,7 @@ class Pipeline:
         """
         counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
-        event = self._decode(raw)
+        event = (self._decode if self._decoder_for is None else self._source_decoder(source))(raw)
         if record_ms > 0 and not isinstance(event, Invalid):
             ahead = event.timestamp - record_ms
             if ahead > self._max_future_skew:
@@ -198,6 +206,12 @@ class Pipeline:
         if watermark is not None and watermark >= self._due:
             self.advance()
         return _OFFERED[outcome, kind]
+
+    def _source_decoder(self, source: str) -> RecordDecoder:
+        decode = self._decoders.get(source)
+        if decode is None and self._decoder_for is not None:
+            decode = self._decoders[source] = self._decoder_for(source)
+        return decode or self._decode
 
     def offer_judgment(
         self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1

@@ -14,7 +14,8 @@ from contextlib import ExitStack
 from typing import Any, BinaryIO
 
 from streameval.errors import InputError
-from streameval.pipeline import Pipeline
+from streameval.events.formats import Formats
+from streameval.pipeline import DecoderFor, Pipeline
 
 
 def _open(path: str, stack: ExitStack) -> BinaryIO:
@@ -24,6 +25,18 @@ def _open(path: str, stack: ExitStack) -> BinaryIO:
         return stack.enter_context(open(path, "rb"))
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def source_name(index: int) -> str:
+    """The pipeline's name of the ``index``-th file (a source of its own)."""
+    return f"file:{index}"
+
+
+def file_decoders(formats: Formats, paths: Sequence[str]) -> DecoderFor:
+    """``decoder_for`` of a replay of ``paths``: each file read in the format ``[input]`` gives
+    it (``input.files``, else ``input.default``)."""
+    by_source = {source_name(i): formats.for_file(path) for i, path in enumerate(paths)}
+    return by_source.__getitem__
 
 
 def interleave(files: Sequence[BinaryIO]) -> Iterator[tuple[int, int, bytes]]:
@@ -56,7 +69,7 @@ def replay(
     with ExitStack() as stack:
         files = [_open(p, stack) for p in paths]
         bar = _progress_bar(paths, files, progress, stack)
-        sources = [f"file:{i}" for i in range(len(files))]
+        sources = [source_name(i) for i in range(len(files))]
         for source in sources:
             pipeline.add_source(source)
         for i, offset, line in interleave(files):
