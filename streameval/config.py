@@ -345,7 +345,10 @@ class InputSettings(BaseModel):
             if fmt.mapping is not None and fmt.mapping not in self.mappings:
                 raise ValueError(f"{where}.mapping: {fmt.mapping!r} is not in input.mappings")
             if fmt.encoding == "avro":
-                if not self.avro_schemas and not self.schema_registry_url:
+                # a topic's records name their schema by id; a file (an Avro container file)
+                # carries its own
+                needs_schemas = not where.startswith("files.")
+                if needs_schemas and not self.avro_schemas and not self.schema_registry_url:
                     raise ValueError(
                         f"{where}.encoding: Avro needs schema_registry_url or avro_schemas"
                     )

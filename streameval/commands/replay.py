@@ -67,7 +67,13 @@ def run(args: argparse.Namespace) -> int:
         on_scored=on_scored,
         decoder_for=file_decoders(formats, args.files),
     )
-    replay(pipeline, args.files, progress=args.progress, finish=not args.no_finish)
+    replay(
+        pipeline,
+        args.files,
+        progress=args.progress,
+        finish=not args.no_finish,
+        formats=formats,
+    )
     snapshot = pipeline.snapshot()
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)

@@ -22,16 +22,23 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
-from streameval.errors import ConfigError
+from streameval.errors import ConfigError, InputError
 from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, safe_detail
 from streameval.events.mapping import Mapper
 from streameval.events.models import Event
 
-__all__ = ["MAX_UNKNOWN_IDS", "AvroDecoder", "SchemaStore", "SchemaUnavailable", "wire_format"]
+__all__ = [
+    "MAX_UNKNOWN_IDS",
+    "AvroDecoder",
+    "SchemaStore",
+    "SchemaUnavailable",
+    "container_records",
+    "wire_format",
+]
 
 MAX_UNKNOWN_IDS: Final = 10_000
 _HEADER: Final = 5
@@ -77,6 +84,13 @@ class SchemaStore:
                 raise ConfigError(
                     f"input.avro_schemas.{schema_id}: {path}: not an Avro schema: {exc}"
                 ) from None
+
+    def add_local(self, schema: Any) -> int:
+        """Register a parsed schema under a fresh local id (an Avro container file's)."""
+        with self._lock:
+            schema_id = LOCAL_IDS_FROM - sum(1 for i in self._parsed if i > 0x7FFF_FFFF)
+            self._parsed[schema_id] = schema
+            return schema_id
 
     def get(self, schema_id: int) -> Any:
         """The parsed schema of ``schema_id``; :class:`SchemaUnavailable` when there is none."""
@@ -177,3 +191,28 @@ class AvroDecoder:
         if isinstance(record, Invalid):
             return record
         return self.mapper(record)
+
+
+#: schema ids given to the writer schemas of Avro container files read by ``replay`` (the top of
+#: the 4-byte range, downwards; a registry hands out small ids)
+LOCAL_IDS_FROM: Final = 0xFFFF_FFFF
+
+
+def container_records(fh: BinaryIO, schemas: SchemaStore) -> Iterator[bytes]:
+    """The records of an Avro object container file (``.avro``: its writer schema in its
+    header), each as a Confluent wire-format record under a local schema id registered in
+    ``schemas``: so ``replay`` reads a container file through the same decoder as a topic."""
+    from fastavro import reader, schemaless_writer
+
+    try:
+        records = reader(fh)
+        schema = records.writer_schema
+        schema_id = schemas.add_local(schema)
+        prefix = wire_format(schema_id, b"")
+        for record in records:
+            buf = io.BytesIO()
+            buf.write(prefix)
+            schemaless_writer(buf, schema, record)
+            yield buf.getvalue()
+    except Exception as exc:  # not a container file, or a corrupt block
+        raise InputError(f"not a readable Avro container file: {exc}") from None
