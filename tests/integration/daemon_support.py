@@ -242,7 +242,9 @@ def dump_partitions(bootstrap: str, topics: Topics, directory: Path, **client: A
     return paths
 
 
-def replay_json(paths: list[Path]) -> dict[str, Any]:
+def replay_json(paths: list[Path], config: Path | None = None) -> dict[str, Any]:
+    """`streameval replay --no-finish --output json` of ``paths`` (``config``: a TOML file, e.g.
+    the ``[input]`` of a mapped format)."""
     out = subprocess.run(
         [
             sys.executable,
@@ -252,6 +254,7 @@ def replay_json(paths: list[Path]) -> dict[str, Any]:
             "--no-finish",
             "--output",
             "json",
+            *([] if config is None else ["--config", str(config)]),
             *map(str, paths),
         ],
         check=True,
