@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from streameval.events.decode import Invalid
 from streameval.events.mapping import Mapper
 from streameval.events.models import Click, Event, Impression, Judgment
-from streameval.events.pointer import MISSING, compile_pointer
+from streameval.events.pointer import compile_pointer
 
 __all__ = ["Inspection", "Line"]
 
@@ -92,7 +92,7 @@ class Inspection:
             if not isinstance(record, Invalid):
                 for pointer, get in self._accessors:
                     value = get(record)
-                    if value is not MISSING and value is not None:
+                    if value is not None:
                         self._present.add(pointer)
         self.lines.append(line)
         return line

@@ -26,6 +26,7 @@ _SNOWPLOW_ACTIONS = {"click": "link_click", "dwell": "long_view", "purchase": "t
 _SEGMENT_EVENTS = {
     "click": "Product Clicked",
     "dwell": "Product Viewed",
+    "add_to_cart": "Product Added",
     "purchase": "Order Completed",
 }
 
@@ -112,6 +113,7 @@ def _segment(ev: dict[str, Any]) -> dict[str, Any]:
         props |= {
             "search_id": ev["request_id"],
             "query": ev.get("query"),
+            "query_id": ev.get("query_id"),
             "products": [{"product_id": d} for d in ev["results"]],
             "experiment_arm": labels.get("arm"),
         }
@@ -124,10 +126,17 @@ def _segment(ev: dict[str, Any]) -> dict[str, Any]:
             "search_id": ev["request_id"],
             "product_id": ev["doc_id"],
             "view_ms": ev.get("dwell_ms"),
+            "position": ev.get("position"),
         }
     else:
         event = "Product Rated"
-        props |= {"query": ev["query"], "product_id": ev["doc_id"], "rating": float(ev["grade"])}
+        props |= {
+            "query": ev.get("query"),
+            "query_id": ev.get("query_id"),
+            "product_id": ev["doc_id"],
+            "rating": float(ev["grade"]),
+            "rater": ev.get("judge"),
+        }
     return {
         "type": "track",
         "event": event,

@@ -43,13 +43,21 @@ from streameval.events.decode import (
     Invalid,
     safe_detail,
 )
-from streameval.events.models import MAX_RESULTS, Click, Event, Impression, Judgment
-from streameval.events.pointer import MISSING, Accessor, compile_pointer
+from streameval.events.models import (
+    MAX_RESULTS,
+    Click,
+    Event,
+    Impression,
+    Judgment,
+    to_epoch_ms,
+)
+from streameval.events.pointer import Accessor, compile_pointer, lookup_code
 
 __all__ = ["MappedJsonDecoder", "Mapper"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MS = timedelta(milliseconds=1)
+_fromisoformat = datetime.fromisoformat
 _UTF8_BOM = b"\xef\xbb\xbf"
 _ID_FIELDS: Final = frozenset({"request_id", "doc_id", "event_id", "query_id"})
 
@@ -91,16 +99,23 @@ def _scaled(factor: float, unit: str) -> Callable[[object], object]:
 
 
 def _as_ms(value: object) -> object:
-    # epoch milliseconds or RFC 3339, as native events (checked by the model)
-    return _datetime_ms(value) if isinstance(value, datetime) else value
+    # epoch milliseconds (range checked by the model) or RFC 3339, as native events
+    if type(value) is int:
+        return value
+    return _datetime_ms(value) if isinstance(value, datetime) else to_epoch_ms(value)
 
 
 def _rfc3339(value: object) -> object:
+    # converted here, so the model takes an integer (its fast path)
     if isinstance(value, datetime):
         return _datetime_ms(value)
     if type(value) is not str or len(value) < 16 or value[10] not in "Tt ":
         raise ValueError("expected an RFC 3339 date and time")
-    return value
+    try:  # the common form, fast; the range is the model's to check
+        parsed = _fromisoformat(value)
+    except ValueError:  # lower-case "t"/"z", ...: the native reader's rules and messages
+        return to_epoch_ms(value)
+    return _datetime_ms(parsed)
 
 
 _TIME_UNITS: dict[str, Callable[[object], object]] = {
@@ -112,10 +127,6 @@ _TIME_UNITS: dict[str, Callable[[object], object]] = {
 
 
 # --- one event type ----------------------------------------------------------------------------
-
-
-def _id_text(value: object) -> object:
-    return str(value) if type(value) is int else value
 
 
 def _label_text(value: object, pointer: str) -> str:
@@ -158,9 +169,9 @@ class _EventMapper:
                 continue
             fields.append(_Field(name, pointer, compile_pointer(pointer), name in required))
         self._fields = tuple(fields)
+        self._extract = _compile_fields(kind, self._fields, _TIME_UNITS[unit])
         #: native field -> the record's pointer (for the message of a model's refusal)
         self.pointers: dict[str, str] = {f.name: f.pointer for f in fields}
-        self._time = _TIME_UNITS[unit]
         self._results: tuple[str, Accessor, Accessor] | None = None
         self._labels: tuple[tuple[str, str, Accessor], ...] = ()
         self._constant_labels: dict[str, str] = {}
@@ -204,27 +215,13 @@ class _EventMapper:
             return self._refused(err)
 
     def _values(self, record: object) -> dict[str, Any]:
-        values: dict[str, Any] = {"type": self.kind}
-        for f in self._fields:
-            value = f.get(record)
-            if value is MISSING or value is None:
-                if f.required:
-                    raise _NoMap(f.pointer, f"missing (the {self.kind}'s {f.name})")
-                continue
-            values[f.name] = value
-        name = "timestamp"
-        try:
-            values[name] = self._time(values[name])
-            for name in _ID_FIELDS.intersection(values):
-                values[name] = _id_text(values[name])
-        except ValueError as exc:
-            raise _NoMap(self.pointers[name], str(exc)) from None
+        values = self._extract(record)
         if self._results is not None:
             values["results"] = self._doc_ids(record, *self._results)
             labels = dict(self._constant_labels)
             for label, pointer, get in self._labels:
                 value = get(record)
-                if value is not MISSING and value is not None:
+                if value is not None:
                     labels[label] = _label_text(value, pointer)
             values["labels"] = labels
         elif self.kind == "click":
@@ -242,7 +239,7 @@ class _EventMapper:
     def _doc_ids(record: object, pointer: str, get: Accessor, doc_id: Accessor) -> list[object]:
         items = get(record)
         if type(items) is not list:
-            why = "missing" if items is MISSING or items is None else "not an array"
+            why = "missing" if items is None else "not an array"
             raise _NoMap(pointer, f"{why} (the impression's results)")
         if not 1 <= len(items) <= MAX_RESULTS:
             raise _NoMap(pointer, f"results must have 1..{MAX_RESULTS} items, not {len(items)}")
@@ -267,6 +264,43 @@ class _EventMapper:
             pointer = next((p for label, p, _ in self._labels if label in loc[1:]), "")
         where = f"{pointer} (the {self.kind}'s {name})" if pointer else name or "(record)"
         return Invalid("mapping", safe_detail(f"{where}: {first['msg']}"), pointer)
+
+
+def _compile_fields(
+    kind: str, fields: tuple[_Field, ...], time: Callable[[object], object]
+) -> Callable[[object], dict[str, Any]]:
+    """One generated function per event type: every mapped field read by straight-line
+    subscripts (:func:`~streameval.events.pointer.lookup_code`), a missing required one raised
+    as :class:`_NoMap`, an integer id turned into its text, the timestamp converted by ``time``
+    (a ``ValueError`` raised as :class:`_NoMap`). Names and pointers enter the code only
+    through :func:`repr`."""
+    code = ["def values(r):\n", f"    d = {{'type': {kind!r}}}\n"]
+    for f in fields:
+        code += ["    v = r\n", lookup_code(f.pointer, "v", "    ")]
+        value = "str(v) if type(v) is int else v" if f.name in _ID_FIELDS else "v"
+        if f.name == "timestamp":
+            code += [
+                "    if v is None:\n",
+                f"        raise NoMap({f.pointer!r}, 'missing (the {kind}\\'s timestamp)')\n",
+                "    try:\n",
+                "        d['timestamp'] = time(v)\n",
+                "    except ValueError as e:\n",
+                f"        raise NoMap({f.pointer!r}, str(e)) from None\n",
+            ]
+        elif f.required:
+            why = f"missing (the {kind}'s {f.name})"
+            code += [
+                "    if v is None:\n",
+                f"        raise NoMap({f.pointer!r}, {why!r})\n",
+                f"    d[{f.name!r}] = {value}\n",
+            ]
+        else:
+            code += ["    if v is not None:\n", f"        d[{f.name!r}] = {value}\n"]
+    code.append("    return d\n")
+    namespace: dict[str, Any] = {"NoMap": _NoMap, "time": time}
+    exec(compile("".join(code), f"<mapping of {kind}>", "exec"), namespace)
+    extract: Callable[[object], dict[str, Any]] = namespace["values"]
+    return extract
 
 
 _TYPES: Final = (
@@ -315,7 +349,7 @@ class Mapper:
             if mapper is None:
                 value = self._type_of(record)
                 if type(value) is not str:
-                    why = "missing" if value is MISSING or value is None else "not a string"
+                    why = "missing" if value is None else "not a string"
                     field = self.type_field or ""
                     return Invalid("mapping", f"{field}: {why} (the type field)", field)
                 mapper = self._types.get(value)
@@ -340,7 +374,8 @@ class MappedJsonDecoder:
                 "too_large", f"record of {len(raw)} bytes, over the cap of {self.max_bytes}"
             )
         try:
-            record: object = from_json(raw, allow_inf_nan=False)
+            # keys are few and repeat; values mostly do not
+            record: object = from_json(raw, allow_inf_nan=False, cache_strings="keys")
             return record
         except ValueError as exc:
             if isinstance(raw, bytes):

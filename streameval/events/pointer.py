@@ -10,8 +10,8 @@ code.
 Semantics (RFC 6901 §4): ``""`` is the whole record; ``~1`` is ``/`` and ``~0`` is ``~`` in a
 token; a token applies to an object as a member name and to an array as a decimal index without
 leading zeros (``-`` and anything else names no element). Whatever is not there (a missing member,
-an index out of range, a token applied to a string or number) is :data:`MISSING`, never an
-exception.
+an index out of range, a token applied to a string or number) is ``None``, like JSON ``null``
+(both mean "absent" for an event field), and never an exception.
 
 Why not a path library: JSON Pointer is the standard form of a field's address in JSON (RFC 6901,
 used by JSON Schema and JSON Patch) and needs no expression language; the JSONPath libraries on
@@ -23,20 +23,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final
 
-__all__ = ["MISSING", "Accessor", "compile_pointer", "tokens"]
+__all__ = ["Accessor", "compile_pointer", "lookup_code", "tokens"]
 
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Final = _Missing()
-"""What an accessor returns when the pointer names nothing in the record."""
 
 Accessor = Callable[[object], object]
 
@@ -57,24 +46,31 @@ def tokens(pointer: str) -> list[str]:
     return out
 
 
-def compile_pointer(pointer: str) -> Accessor:
-    """An accessor ``get(record)``: the value ``pointer`` names in ``record``, or MISSING."""
-    steps = []
+def lookup_code(pointer: str, var: str, indent: str) -> str:
+    """Python statements that replace ``var`` (a record) with the value ``pointer`` names in it,
+    or ``None`` when it names nothing: for generated accessors. No exception is raised on the
+    way (an absent optional field is the common case, and an exception costs more than the
+    look-ups). Tokens enter the code only through :func:`repr`."""
+    lines = []
     for token in tokens(pointer):
+        member = f"({var}.get({token!r}) if type({var}) is dict else None)"
         if _INDEX.fullmatch(token):
             # an array index, or the member of that name of an object (RFC 6901 §4)
-            steps.append(f"        r = r[{int(token)}] if type(r) is list else r[{token!r}]\n")
+            i = int(token)
+            index = f"({var}[{i}] if len({var}) > {i} else None)"
+            lines.append(f"{indent}{var} = {index} if type({var}) is list else {member}\n")
         else:
-            steps.append(f"        r = r[{token!r}]\n")
-    if not steps:
+            lines.append(f"{indent}{var} = {member}\n")
+    return "".join(lines)
+
+
+def compile_pointer(pointer: str) -> Accessor:
+    """An accessor ``get(record)``: the value ``pointer`` names in ``record``, or None when it
+    names nothing (JSON ``null`` and an absent field are the same, as in native events)."""
+    if not tokens(pointer):
         return _identity
-    source = (
-        "def get(r):\n"
-        "    try:\n" + "".join(steps) + "    except (KeyError, IndexError, TypeError):\n"
-        "        return MISSING\n"
-        "    return r\n"
-    )
-    namespace: dict[str, object] = {"MISSING": MISSING}
+    source = "def get(r):\n" + lookup_code(pointer, "r", "    ") + "    return r\n"
+    namespace: dict[str, object] = {}
     exec(compile(source, f"<pointer {pointer!r}>", "exec"), namespace)  # tokens only via repr
     get: Accessor = namespace["get"]  # type: ignore[assignment]
     return get

@@ -61,7 +61,8 @@ def test_inspect_shows_each_mapped_record_and_a_summary(
     )
     # the Segment mapping also reads view_ms, rating and event_id: none of these records has them
     assert out[6] == (
-        "fields never present: /properties/event_id, /properties/view_ms, /properties/rating"
+        "fields never present: /properties/event_id, /properties/query_id, /properties/view_ms,"
+        " /properties/position, /properties/rating, /properties/rater"
     )
 
 
