@@ -49,8 +49,8 @@ def test_inspect_shows_each_mapped_record_and_a_summary(
     assert '"labels": {"ranker": "bm25", "arm": "control"}' in out[0]
     assert out[1].startswith('#2 click: {"type": "click", "request_id": "r1", "doc_id": "b"')
     assert out[2] == (
-        "#3 invalid (mapping at /properties/search_id): /properties/search_id: missing"
-        " (the click's request_id)"
+        "#3 invalid (mapping at /properties/search_id): /properties/search_id"
+        " (the click's request_id): missing"
     )
     assert out[3] == "#4 invalid (unknown_type): unknown type 'Page Viewed'"
     assert out[4].startswith("#5 invalid (bad_json): ")
@@ -61,7 +61,7 @@ def test_inspect_shows_each_mapped_record_and_a_summary(
     )
     # the Segment mapping also reads view_ms, rating and event_id: none of these records has them
     assert out[6] == (
-        "fields never present: /properties/event_id, /properties/query_id, /properties/view_ms,"
+        "fields never present: /properties/query_id, /properties/event_id, /properties/view_ms,"
         " /properties/position, /properties/rating, /properties/rater"
     )
 
