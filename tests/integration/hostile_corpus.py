@@ -500,11 +500,12 @@ def _mapped(rng: random.Random, ts: int, n: int) -> Hostile:
             "Product Rated", ts, query="query 1", product_id=rid, rating=rng.choice([1e308, -1e300])
         )
     elif choice == 10:
-        field, kind = "/event", "no event name"
         rec = _seg("x", ts, search_id=rid, product_id="d1")
         rec["event"] = rng.choice([None, ["Product Clicked"], 7])
-        if rec["event"] is None:
-            del rec["event"]
+        if rec["event"] is not None:  # not a type value the mapping reads
+            return Hostile(role, rid.encode(), _dump(rec), "event name", reason="unknown_type")
+        del rec["event"]
+        field, kind = "/event", "no event name"
     elif choice == 11:
         field, kind = "", "not an object"
         rec = rng.choice([[1, 2, 3], 42, "Product Clicked", None, True])
@@ -533,7 +534,15 @@ def _mapped(rng: random.Random, ts: int, n: int) -> Hostile:
         raw = raw.replace(
             b'"rating": 1', b'"rating": ' + rng.choice([b"NaN", b"Infinity", b"-Infinity"])
         )
-        return Hostile("judgments", rid.encode(), raw, "NaN rating", reason="bad_json")
+        # JSON5-ish numbers parse, and the grade refuses them: named like any bad grade
+        return Hostile(
+            "judgments",
+            rid.encode(),
+            raw,
+            "NaN rating",
+            reason="mapping",
+            field="/properties/rating",
+        )
     elif choice == 18:
         depth = rng.choice([300, 5_000, 100_000])
         raw = b'{"event": "Product Clicked", "properties": ' + b"[" * depth + b"]" * depth + b"}"
