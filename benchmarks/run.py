@@ -6,6 +6,8 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 
 * ``scoring``  lists/s of streameval's Scorer ÷ pytrec_eval on the same lists (target ≥ 2.0)
 * ``replay``   events/s of the whole pipeline ÷ a bare json.loads loop (target ≥ 1.0)
+* ``decode``   ``decode.mapped``: a team's own JSON shape through its mapping ÷ native decode per
+  record (target ≤ 1.5); ``decode.avro``: the same shape as Confluent wire-format Avro
 * ``memory``   bytes per open 10-result list (target ≤ 1 KB), peak RSS with 100k open lists
 * ``soak``     RSS drift over a long replay after warm-up (target ≤ 5 %)
 * ``daemon``   ``streameval run`` through a real broker ÷ a bare KafkaConsumer (target ≥ 0.75)
@@ -40,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = {
     "scoring": "bench_scoring.py",
     "replay": "bench_replay.py",
+    "decode": "bench_decode.py",
     "memory": "bench_memory.py",
     "soak": "bench_soak.py",
     "daemon": "bench_daemon.py",
