@@ -107,16 +107,18 @@ def _as_ms(value: object) -> object:
 
 
 def _rfc3339(value: object) -> object:
-    # converted here, so the model takes an integer (its fast path)
+    # converted here, so the model takes an integer (its fast path); once per record: inlined
+    if type(value) is str and len(value) >= 16 and value[10] in "Tt ":
+        try:  # the common form, fast; the range is the model's to check
+            parsed = _fromisoformat(value)
+        except ValueError:  # lower-case "t"/"z", ...: the native reader's rules and messages
+            return to_epoch_ms(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return (parsed - _EPOCH) // _ONE_MS
     if isinstance(value, datetime):
         return _datetime_ms(value)
-    if type(value) is not str or len(value) < 16 or value[10] not in "Tt ":
-        raise ValueError("expected an RFC 3339 date and time")
-    try:  # the common form, fast; the range is the model's to check
-        parsed = _fromisoformat(value)
-    except ValueError:  # lower-case "t"/"z", ...: the native reader's rules and messages
-        return to_epoch_ms(value)
-    return _datetime_ms(parsed)
+    raise ValueError("expected an RFC 3339 date and time")
 
 
 _TIME_UNITS: dict[str, Callable[[object], object]] = {
@@ -158,13 +160,20 @@ def _id_or_number(schema: Any) -> Any:
 
 def _label_text(value: object) -> object:
     kind = type(value)
-    if kind is str or value is None:
-        return value
     if kind is bool:
         return "true" if value else "false"
     if kind is int or kind is float:
-        return str(value)
-    raise ValueError("a label must be a string, number or boolean")
+        text = str(value)
+        if len(text) <= MAX_LABEL_VALUE_CHARS:
+            return text
+    raise ValueError("a label must be a string (of at most 256 characters), number or boolean")
+
+
+def _timestamp(unit: str, native: CoreSchema) -> CoreSchema:
+    """The timestamp field read in ``unit`` (made an integer of epoch ms in Python: measured
+    faster than pydantic-core's own datetime parsing chained with a conversion), then the
+    native checks."""
+    return _before(_TIME_UNITS[unit], native)
 
 
 def _before(function: Callable[[Any], Any], schema: Any) -> CoreSchema:
@@ -180,10 +189,15 @@ def _null_is_absent(field: dict[str, Any]) -> None:
     schema = field["schema"]
     if schema["type"] != "default" or "default" not in schema:
         return
-    if schema["schema"]["type"] in ("nullable", "function-before"):
+    if schema["schema"]["type"] in ("nullable", "function-before", "union"):
         return
     default = schema["default"]
-    field["schema"] = _before(lambda v: default if v is None else v, schema)
+    null = core_schema.chain_schema(
+        [core_schema.none_schema(), core_schema.no_info_plain_validator_function(lambda _: default)]
+    )
+    # a value stays pydantic-core's alone; only a null calls Python
+    inner = core_schema.union_schema([schema["schema"], null], mode="left_to_right")
+    field["schema"] = {**schema, "schema": inner}
 
 
 def _instance_of(cls: type[Any]) -> Callable[[Any], Any]:
@@ -280,7 +294,7 @@ class _EventSchema:
             if name in _ID_FIELDS:
                 field["schema"] = _id_or_number(field["schema"])
             elif name == "timestamp":
-                field["schema"] = _before(_TIME_UNITS[unit], field["schema"])
+                field["schema"] = _timestamp(unit, field["schema"])
         self.schema: CoreSchema = schema
         if isinstance(spec, ImpressionMapping):
             self._impression(spec, schema, fields)
@@ -297,7 +311,14 @@ class _EventSchema:
             if not 1 <= len(name) <= MAX_LABEL_KEY_CHARS:
                 raise ConfigError(f"input.mappings: {self.kind}.labels: bad label name {name!r}")
             label = core_schema.with_default_schema(
-                _before(_label_text, core_schema.nullable_schema(value)), default=None
+                core_schema.union_schema(
+                    [  # strings stay in pydantic-core; other scalars become text in Python
+                        core_schema.nullable_schema(value),
+                        core_schema.no_info_plain_validator_function(_label_text),
+                    ],
+                    mode="left_to_right",
+                ),
+                default=None,
             )
             fields[_LABEL_FIELD + name] = core_schema.model_field(
                 label, validation_alias=[_path(pointer)]
@@ -312,8 +333,8 @@ class _EventSchema:
         action["schema"]["default"] = spec.default_action
         default, table = spec.default_action, dict(spec.actions)
         inner = action["schema"]["schema"]
-        if inner["type"] == "function-before":  # null -> the default (see _null_is_absent)
-            inner = inner["schema"]
+        if inner["type"] == "union":  # null -> the default (see _null_is_absent)
+            inner = inner["choices"][0]
         action["schema"]["schema"] = _before(
             lambda v: default if v is None else table.get(v, v), inner
         )
@@ -377,7 +398,7 @@ class Mapper:
             )
         validator = SchemaValidator(schema, {"validate_by_alias": True, "validate_by_name": False})
         self._python = validator.validate_python
-        self._json = validator.validate_json
+        self._json = self.validate_json = validator.validate_json
 
     def pointers(self) -> list[str]:
         """Every field of the record the mapping reads, in a stable order, once each."""
@@ -399,6 +420,13 @@ class Mapper:
         try:
             return cast(Event, self._json(raw))
         except ValidationError as err:
+            return self.refused_json(raw, err)
+        except Exception as exc:
+            return Invalid("mapping", safe_detail(f"unexpected {type(exc).__name__} while mapping"))
+
+    def refused_json(self, raw: bytes, err: ValidationError) -> Invalid:
+        """Why JSON bytes were refused: not JSON, or not mapping."""
+        try:
             first = err.errors(include_url=False, include_context=False, include_input=False)[0]
             if first["type"] == "json_invalid":
                 return _not_json(raw, first["msg"])
@@ -448,6 +476,7 @@ class MappedJsonDecoder:
     def __init__(self, mapper: Mapper, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.mapper = mapper
         self.max_bytes = max_bytes
+        self._validate_json = mapper.validate_json
 
     def _too_large(self, raw: bytes) -> Invalid | None:
         if len(raw) > self.max_bytes:
@@ -479,6 +508,9 @@ class MappedJsonDecoder:
                 )
             if raw[:3] == _UTF8_BOM:
                 raw = raw[3:]
+            event: Event = self._validate_json(raw)  # one call into pydantic-core
+            return event
+        except ValidationError as err:
+            return self.mapper.refused_json(raw, err)
         except Exception as exc:  # e.g. ``raw`` of a wrong type
             return Invalid("bad_json", safe_detail(f"unexpected {type(exc).__name__}"))
-        return self.mapper.json(raw)
