@@ -77,22 +77,14 @@ def thresholds(*steps: tuple[float | None, str]) -> dashboard_builders.Threshold
 
 
 def _common(
-    panel: P,
-    *,
-    title: str,
-    queries: Sequence[prometheus.Dataquery],
-    width: int,
-    height: int,
-    unit: str,
-    description: str,
+    panel: P, title: str, queries: Sequence[prometheus.Dataquery], width: int, height: int
 ) -> P:
+    """Title, queries (refIds A, B, ...), the datasource, size, default thresholds."""
     return (
         panel.title(title)
-        .description(description)
         .datasource(DATASOURCE)
         .span(width)
         .height(height)
-        .unit(unit)
         .thresholds(thresholds())
         .targets([q.ref_id(chr(ord("A") + i)) for i, q in enumerate(queries)])
     )
@@ -108,15 +100,8 @@ def timeseries_panel(
     stacked: bool = False,
 ) -> timeseries.Panel:
     """Lines of width 2 without points; a multi-series tooltip; stacked areas when asked."""
-    panel = _common(
-        timeseries.Panel(),
-        title=title,
-        queries=queries,
-        width=width,
-        height=height,
-        unit=unit,
-        description=description,
-    )
+    panel = _common(timeseries.Panel(), title, queries, width, height)
+    panel = panel.description(description).unit(unit)
     stacking = common.StackingMode.NORMAL if stacked else common.StackingMode.NONE
     return (
         panel.draw_style(common.GraphDrawStyle.LINE)
@@ -151,15 +136,8 @@ def stat_panel(
     description: str = "",
 ) -> stat.Panel:
     """The last value, coloured by the thresholds, with a sparkline."""
-    panel = _common(
-        stat.Panel(),
-        title=title,
-        queries=queries,
-        width=width,
-        height=height,
-        unit=unit,
-        description=description,
-    )
+    panel = _common(stat.Panel(), title, queries, width, height)
+    panel = panel.description(description).unit(unit)
     return (
         panel.color_scheme(dashboard_builders.FieldColor().mode(model.FieldColorModeId.THRESHOLDS))
         .reduce_options(
