@@ -75,6 +75,10 @@ _HELP: dict[str, str] = {
     "reported as of this event time, in Unix seconds.",
     names.CONSUMER_LAG: "Records behind the end of the log, by topic and partition.",
     names.BUILD_INFO: "Always 1; the label carries the streameval version.",
+    names.STATE_RECORDS_INVALID_TOTAL: "Records of the state topic that were not a bucket of "
+    "ours (corrupt or foreign): skipped; their partition is re-read in full.",
+    names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
+    "but the topic no longer held (deleted by retention since the commit).",
 }
 
 _GAUGES: tuple[str, ...] = (
@@ -107,6 +111,8 @@ _COUNTERS: tuple[str, ...] = (
     names.LATE_EVENTS_TOTAL,
     names.DUPLICATE_EVENTS_TOTAL,
     names.UNMATCHED_CLICKS_TOTAL,
+    names.STATE_RECORDS_INVALID_TOTAL,
+    names.REREAD_RECORDS_DELETED_TOTAL,
 )
 
 
@@ -303,4 +309,9 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     build = _gauge(names.BUILD_INFO, ["version"])
     build.add_metric([version], 1)
     families += [watermark, horizon, lag, build]
+    invalid_state = _counter(names.STATE_RECORDS_INVALID_TOTAL)
+    invalid_state.add_metric([], snapshot.state_records_invalid)
+    deleted = _counter(names.REREAD_RECORDS_DELETED_TOTAL)
+    deleted.add_metric([], snapshot.reread_records_deleted)
+    families += [invalid_state, deleted]
     return families

@@ -44,6 +44,10 @@ WATERMARK = "streameval_watermark_timestamp_seconds"
 HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
 CONSUMER_LAG = "streameval_consumer_lag"  # labels: topic, partition
 BUILD_INFO = "streameval_build_info"  # label: version; value 1
+# The window state changelog (DESIGN §6)
+STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
+# extension: records a re-read needed that the topic's retention had deleted
+REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
 
 WINDOW_LABELS = ("k", "window", "relevance")
 
@@ -77,5 +81,7 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
+        STATE_RECORDS_INVALID_TOTAL,
+        REREAD_RECORDS_DELETED_TOTAL,
     }
 )
