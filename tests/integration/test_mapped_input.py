@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastavro import parse_schema, schemaless_writer
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer
 
 from streameval.cli import main
 from streameval.kafka.dlq import FIELD_HEADER, REASON_HEADER
@@ -35,6 +35,7 @@ from tests.integration.daemon_support import (
     Log,
     Topics,
     assert_windows_match,
+    dump_partitions,
     free_port,
     make_log,
     produce,
@@ -96,30 +97,6 @@ def _unmappable(case: str, raw: bytes) -> bytes:
     return json.dumps(foreign).encode()
 
 
-def _native_partitions(
-    bootstrap: str, topics: Topics, back: dict[bytes, bytes], directory: Path
-) -> list[Path]:
-    """Each partition of the judgment, impression and click topics as a JSON-lines file of the
-    *native* records the foreign ones were made from, in offset order."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
-    paths = []
-    for topic in (topics.judgments, topics.impressions, topics.clicks):
-        for p in sorted(consumer.partitions_for_topic(topic) or ()):
-            tp = TopicPartition(topic, p)
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            lines: list[bytes] = []
-            while consumer.position(tp) < end:
-                for recs in consumer.poll(timeout_ms=500).values():
-                    lines.extend(back[r.value] for r in recs)
-            path = directory / f"{topic}-{p}.jsonl"
-            path.write_bytes(b"".join(v + b"\n" for v in lines))
-            paths.append(path)
-    consumer.close()
-    return paths
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_the_daemon_reads_a_foreign_shape_to_the_native_figures(
     kafka_bootstrap: str,
@@ -141,7 +118,8 @@ def test_the_daemon_reads_a_foreign_shape_to_the_native_figures(
         back[foreign] = raw
         foreign_log.records.append((role, key, foreign, partition))
     produce(kafka_bootstrap, topics, foreign_log)
-    expected = replay_json(_native_partitions(kafka_bootstrap, topics, back, tmp_path))
+    # the native records the foreign ones were made from, laid out as the broker holds those
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path, back.__getitem__))
     # 200 requests: clicks of requests 5, 102, 199 are broken JSON; 3 clicks lack a request id
     assert expected["intake"]["invalid"] == {"bad_json": 3, "schema": 3}
     total = len(foreign_log.records)
