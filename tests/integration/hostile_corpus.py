@@ -12,7 +12,8 @@ Decisions (DESIGN §2 "bad input never crashes and never disappears"):
 - Far-past and far-future *valid* timestamps are not in the mixed corpus: they are valid events
   that move (or fall behind) the watermark, so their effect depends on when they are read. The
   hostile test produces them in phases of their own with exact expectations: a far-past
-  impression is ``late``, a far-past click of an unknown list ``unmatched``; a far-future event
+  impression is ``late``, and so is a far-past click of an unknown list (read behind the
+  watermark: DESIGN §3); a far-future event
   is accepted and pulls the watermark (and horizon) with it, after which in-time events are
   counted late, never lost.
 - Out-of-range timestamps (before 1970, after 9999, 1e30, garbage strings) are ``schema``.
