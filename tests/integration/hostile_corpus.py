@@ -2,7 +2,8 @@
 
 Every record knows where it must end: ``reason`` (one of the decoder's invalid reasons: counted
 by that reason and dead-lettered with it) or, for records that are valid but strange, ``outcome``
-(``unmatched`` for clicks whose request ids only *look* like real ones, ``accepted`` for
+(``unmatched`` for clicks whose request ids only *look* like real ones, or ``late`` when the
+daemon reads one behind the watermark, ``accepted`` for
 impressions and judgments that live in their own segment or query, so they cannot touch the
 real traffic's figures). :func:`mix` scatters the corpus through a clean log; valid noise takes
 the event time of the clean record it follows, so it never runs ahead of its partition.

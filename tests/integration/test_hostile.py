@@ -228,8 +228,14 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
                 + counts["late"].get("click", 0)
             )
 
+        def unjoined(counts: dict[str, Any]) -> int:
+            return counts["unmatched"] + counts["late"].get("click", 0)
+
         assert clicks(intake) == clicks(want), (intake, want)
-        assert intake["unmatched"] >= want["unmatched"], (intake, want)
+        # a confusable click is never joined: unmatched when read in time, late when read behind
+        # the watermark (DESIGN §3), which depends on how far the daemon read the other partitions
+        # ahead (README, Not promised); the replay of the clean log has nothing late
+        assert unjoined(intake) >= unjoined(want), (intake, want)
         assert intake["duplicate"].get("impression", 0) == 0
         assert intake["late"].get("impression", 0) == 0
 
