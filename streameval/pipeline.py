@@ -225,10 +225,11 @@ class Pipeline:
                 return Outcome.DUPLICATE
             self._judgments.apply(judgment)
             return Outcome.ACCEPTED
-        # a keyed topic: the key is the identity, as compaction sees it
-        outcome = Outcome.ACCEPTED if self._judgments.apply(judgment) else Outcome.DUPLICATE
+        # a keyed topic: the key is the identity, and its latest value is what it says, as
+        # compaction keeps it (even dated before the value it replaces)
         self._key_judgment(key, judgment)
-        return outcome
+        changed = self._judgments.apply(judgment, replace=True)
+        return Outcome.ACCEPTED if changed else Outcome.DUPLICATE
 
     def _key_judgment(self, key: bytes, judgment: Judgment) -> None:
         """Remember what ``key``'s latest value set; compaction keeps only that value, so what

@@ -36,8 +36,11 @@ class JudgmentStore:
         self._queries: dict[str, _Query] = {}
         self._entries = 0
 
-    def apply(self, judgment: Judgment) -> bool:
-        """Record a judgment; False when it changes nothing (the same record seen again)."""
+    def apply(self, judgment: Judgment, *, replace: bool = False) -> bool:
+        """Record a judgment; False when it changes nothing (the same grade and time again).
+
+        The judge's later grade (by event time) wins; with ``replace`` this one wins whatever
+        its time (the latest value of a key in a compacted topic, as compaction keeps it)."""
         query = self._queries.get(judgment.query_id)
         if query is None:
             query = self._queries[sys.intern(judgment.query_id)] = _Query()
@@ -49,7 +52,7 @@ class JudgmentStore:
         if previous is not None:
             if previous == entry:
                 return False
-            if judgment.timestamp < previous[0]:
+            if judgment.timestamp < previous[0] and not replace:
                 return True  # an older grade by the same judge: superseded, nothing changes
         else:
             self._entries += 1

@@ -309,3 +309,26 @@ def test_closed_ids_are_forgotten_two_attribution_windows_after_their_impression
     assert intake.late == {"click": 1}
     assert intake.unmatched_clicks == 3  # x, y and r4's click: no impression came for them
     assert p.snapshot().lists_total[("implicit", "evicted")] == 2
+
+
+def test_a_keyed_value_replaces_what_its_key_said_even_when_dated_earlier() -> None:
+    """Compaction keeps a key's last value whatever its timestamp: the daemon applies the topic
+    as a restart after compaction would read it (the re-sent old grade is the key's value now)."""
+    key_a, key_b = b"q\x1fa", b"q\x1fb"
+    b2 = judgment("q", "b", 2, 0)
+    a_values = [judgment("q", "a", 1, 0), judgment("q", "a", 3, 10), judgment("q", "a", 1, 0)]
+    figures = []
+    for log in (
+        [(b2, key_b), *((v, key_a) for v in a_values)],
+        [(b2, key_b), (a_values[-1], key_a)],
+    ):
+        scored: list[ScoredList] = []
+        p = Pipeline(settings(), on_scored=scored.append)
+        outcomes = [p.offer_judgment(raw, key, "j/0").outcome.value for raw, key in log]
+        assert outcomes == ["accepted"] * len(log)
+        p.offer(imp("r1", 0, ["b", "a"]), "s0", 0)
+        p.finish()
+        figures.append(scored[0].sources[1].ndcg)
+    live, compacted = figures
+    # a = 1, b = 2: [2, 1] is the ideal order of the pool [2, 1]   (a = 3 would give NDCG@1 2/3)
+    assert live == compacted == (1.0, 1.0)
