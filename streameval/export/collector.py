@@ -2,7 +2,7 @@
 
 The collector owns no metric objects and no state besides the snapshot source: every scrape asks
 ``source()`` for one snapshot and formats it, so all the families of one scrape agree with each
-other (a window's ``streameval_ndcg`` is exactly its ``streameval_ndcg_sum`` over its
+other (a window's ``streameval_ndcg`` is exactly its ``streameval_window_ndcg_sum`` over its
 ``streameval_window_lists``). Formatting is all it does — no arithmetic beyond a division per row —
 because it runs on the HTTP thread while intake goes on.
 
@@ -40,9 +40,9 @@ _HELP: dict[str, str] = {
     "evaluation horizon (omitted while the window has no scored list).",
     names.NDCG_STDERR: "Standard error of streameval_ndcg (95% band = mean +/- 1.96 * stderr); "
     "omitted below 2 lists.",
-    names.NDCG_SUM: "Sum of NDCG@k over the window's scored lists (sum this and "
+    names.WINDOW_NDCG_SUM: "Sum of NDCG@k over the window's scored lists (sum this and "
     "streameval_window_lists across instances, then divide, for the exact mean).",
-    names.NDCG_SUM_SQUARES: "Sum of squared NDCG@k over the window's scored lists (for the "
+    names.WINDOW_NDCG_SUM_SQUARES: "Sum of squared NDCG@k over the window's scored lists (for the "
     "standard error across instances).",
     names.WINDOW_LISTS: "Number of lists behind streameval_ndcg in the window.",
     names.JUDGED_COVERAGE: "Mean share of the top k results that have an explicit judgment "
@@ -80,8 +80,8 @@ _HELP: dict[str, str] = {
 _GAUGES: tuple[str, ...] = (
     names.NDCG,
     names.NDCG_STDERR,
-    names.NDCG_SUM,
-    names.NDCG_SUM_SQUARES,
+    names.WINDOW_NDCG_SUM,
+    names.WINDOW_NDCG_SUM_SQUARES,
     names.WINDOW_LISTS,
     names.JUDGED_COVERAGE,
     names.CLICK_THROUGH_RATE,
@@ -194,8 +194,8 @@ def _window_families(snapshot: Snapshot) -> list[Metric]:
     labels = [*names.WINDOW_LABELS, *snapshot.segment_labels]
     mean = _gauge(names.NDCG, labels)
     stderr = _gauge(names.NDCG_STDERR, labels)
-    total = _gauge(names.NDCG_SUM, labels)
-    total_sq = _gauge(names.NDCG_SUM_SQUARES, labels)
+    total = _gauge(names.WINDOW_NDCG_SUM, labels)
+    total_sq = _gauge(names.WINDOW_NDCG_SUM_SQUARES, labels)
     lists = _gauge(names.WINDOW_LISTS, labels)
     coverage = _gauge(names.JUDGED_COVERAGE, labels)
     for row in snapshot.ndcg:

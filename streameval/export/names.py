@@ -9,8 +9,10 @@ from __future__ import annotations
 # Window figures (gauges), labels: k, window, relevance, + segment labels
 NDCG = "streameval_ndcg"
 NDCG_STDERR = "streameval_ndcg_stderr"
-NDCG_SUM = "streameval_ndcg_sum"
-NDCG_SUM_SQUARES = "streameval_ndcg_sum_squares"
+# (Not `streameval_ndcg_sum`: in OpenMetrics that is the family of the counter
+# streameval_ndcg_sum_total, and a gauge may not share it.)
+WINDOW_NDCG_SUM = "streameval_window_ndcg_sum"
+WINDOW_NDCG_SUM_SQUARES = "streameval_window_ndcg_sum_squares"
 WINDOW_LISTS = "streameval_window_lists"
 JUDGED_COVERAGE = "streameval_judged_coverage"
 # Window figures that do not depend on k or relevance (gauges), labels: window + segment labels
@@ -50,8 +52,8 @@ ALL: frozenset[str] = frozenset(
     {
         NDCG,
         NDCG_STDERR,
-        NDCG_SUM,
-        NDCG_SUM_SQUARES,
+        WINDOW_NDCG_SUM,
+        WINDOW_NDCG_SUM_SQUARES,
         WINDOW_LISTS,
         JUDGED_COVERAGE,
         CLICK_THROUGH_RATE,
