@@ -78,13 +78,13 @@ def _pipeline_log() -> dict[str, list[bytes]]:
         ],
         "clicks": [
             click("r1", "b", 1_000),
+            click("r9", "a", 30_000),  # read in time, its impression never comes: unmatched
             click("r1", "c", 2_000, action="purchase"),
             click("r2", "a", 6_000, action="dwell", dwell_ms=45_000),
             click("r2", "a", 6_000, action="dwell", dwell_ms=45_000),  # identical: duplicate
             click("r3", "a", 21_000, event_id="e1"),
             click("r3", "a", 22_000, event_id="e1"),  # same event_id: duplicate
             click("r1", "a", 61_000),  # after r1's attribution window: late
-            click("r9", "a", 30_000),  # no such impression: unmatched
             click("r4", "x", 200_500),
         ],
     }
