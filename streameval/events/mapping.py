@@ -183,23 +183,6 @@ def _before(function: Callable[[Any], Any], schema: Any) -> CoreSchema:
     return core_schema.no_info_before_validator_function(function, schema)
 
 
-def _null_is_absent(field: dict[str, Any]) -> None:
-    """A ``null`` (an Avro union's null, JSON's) in an optional field is the field's default, as
-    in native events, also where the native schema does not take ``null`` itself."""
-    schema = field["schema"]
-    if schema["type"] != "default" or "default" not in schema:
-        return
-    if schema["schema"]["type"] in ("nullable", "function-before", "union"):
-        return
-    default = schema["default"]
-    null = core_schema.chain_schema(
-        [core_schema.none_schema(), core_schema.no_info_plain_validator_function(lambda _: default)]
-    )
-    # a value stays pydantic-core's alone; only a null calls Python
-    inner = core_schema.union_schema([schema["schema"], null], mode="left_to_right")
-    field["schema"] = {**schema, "schema": inner}
-
-
 def _instance_of(cls: type[Any]) -> Callable[[Any], Any]:
     """The native model's instance from its validated fields (what pydantic-core's model
     validator does), without validating again."""
@@ -290,7 +273,6 @@ class _EventSchema:
                 raise ConfigError(f"input.mappings: {kind}.{name} cannot be the whole record")
             field["validation_alias"] = [_path(pointer)]
             self.pointers[name] = pointer
-            _null_is_absent(field)
             if name in _ID_FIELDS:
                 field["schema"] = _id_or_number(field["schema"])
             elif name == "timestamp":
@@ -333,7 +315,7 @@ class _EventSchema:
         action["schema"]["default"] = spec.default_action
         default, table = spec.default_action, dict(spec.actions)
         inner = action["schema"]["schema"]
-        if inner["type"] == "union":  # null -> the default (see _null_is_absent)
+        if inner["type"] == "union":  # the native "or null" (models._NullIs): ours reads null too
             inner = inner["choices"][0]
         action["schema"]["schema"] = _before(
             lambda v: default if v is None else table.get(v, v), inner
