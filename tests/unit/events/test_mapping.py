@@ -338,3 +338,19 @@ def test_invalid_records_are_logged_sampled_with_their_field(
         "invalid record (mapping, field /req) from clicks/0: /req: missing (the click's"
         " request_id) (+4 more like it in the last 30 s)",
     ]
+
+
+def test_results_that_are_the_ids_themselves() -> None:
+    m = Mapper(
+        MappingSettings.model_validate(
+            {"impression": {"request_id": "/r", "timestamp": "/t", "results": "/hits"}}
+        )
+    )
+    imp = m({"r": "r1", "t": T, "hits": ["a", 7, "c"]})
+    assert isinstance(imp, Impression)
+    assert imp.doc_ids == ("a", "7", "c")  # an integer id is read as its text
+    bad = m({"r": "r1", "t": T, "hits": ["a", {"id": "b"}]})
+    assert isinstance(bad, Invalid)
+    assert (bad.reason, bad.field) == ("mapping", "/hits/1")
+    over = m({"r": "r1", "t": T, "hits": ["a"] * 1001})
+    assert isinstance(over, Invalid) and over.field == "/hits"
