@@ -48,6 +48,8 @@ BUILD_INFO = "streameval_build_info"  # label: version; value 1
 STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
 # extension: records a re-read needed that the topic's retention had deleted
 REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
+# extension: remembered identities forgotten over their caps before their time; label: kind
+FORGOTTEN_IDS_TOTAL = "streameval_forgotten_ids_total"
 
 WINDOW_LABELS = ("k", "window", "relevance")
 
@@ -83,5 +85,6 @@ ALL: frozenset[str] = frozenset(
         BUILD_INFO,
         STATE_RECORDS_INVALID_TOTAL,
         REREAD_RECORDS_DELETED_TOTAL,
+        FORGOTTEN_IDS_TOTAL,
     }
 )
