@@ -16,6 +16,7 @@ from streameval.events.decode import Decoder, Invalid, dedup_key
 from streameval.events.models import Impression, Judgment
 from streameval.finalized import ListConsumer
 from streameval.intake import IntakeCounters
+from streameval.interleave import InterleavingStore
 from streameval.join import (
     InteractionGrades,
     Joiner,
@@ -62,8 +63,13 @@ class Pipeline:
         consumers: Sequence[ListConsumer] = (),
     ) -> None:
         self._settings = settings
+        #: interleaving credit (DESIGN §10): a consumer of its own, owned here because its
+        #: figures are part of every snapshot
+        self._interleaving = InterleavingStore(
+            settings.interleaving, [WindowSpec(w, settings.bucket) for w in settings.windows]
+        )
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
-        self._consumers = tuple(consumers)
+        self._consumers: tuple[ListConsumer, ...] = (self._interleaving, *consumers)
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
@@ -118,6 +124,7 @@ class Pipeline:
         waiting = self._joiner.pending_clicks_counted
         self._intake.pending -= waiting
         self._intake.unmatched += waiting
+        self._interleaving.reset()
         self._start_stream()
 
     # --- intake -----------------------------------------------------------------------------
@@ -401,4 +408,7 @@ class Pipeline:
             watermark_ms=self._watermark.watermark,
             horizon_ms=horizon,
             consumer_lag=consumer_lag or {},
+            interleaving=self._interleaving.rows(horizon),
+            interleaving_outcomes=self._interleaving.outcomes_total(),
+            interleaving_tests=self._interleaving.tests(),
         )

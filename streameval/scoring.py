@@ -24,7 +24,15 @@ from streameval.score import (
     condensed,
     grades_in_rank_order,
 )
-from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
+from streameval.scored import (
+    IMPLICIT,
+    JUDGED,
+    NO_RELEVANCE,
+    SCORED,
+    Interleaved,
+    ScoredList,
+    SourceScore,
+)
 
 _EMPTY: dict[str, float] = {}
 
@@ -35,6 +43,16 @@ def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool)
     if unique:
         return list(map(grade_of.get, doc_ids, repeat(0.0, len(doc_ids))))
     return grades_in_rank_order(doc_ids, grade_of)
+
+
+def _interleaved(lst: OpenList, teams: tuple[str | None, ...]) -> Interleaved:
+    return Interleaved(
+        lst.doc_ids,
+        teams,
+        frozenset(lst.clicked_docs or ()),
+        lst.grades or _EMPTY,
+        lst.counted_before,
+    )
 
 
 class ListScorer:
@@ -85,6 +103,7 @@ class ListScorer:
             lst.clicked,
             lst.first_click_rank,
             lst.interacted,
+            None if lst.teams is None else _interleaved(lst, lst.teams),
         )
 
     def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:

@@ -21,6 +21,10 @@ Decisions beyond the table of DESIGN §2 (documented here, the contract for the 
 - ``grade`` is a JSON number (not a string), finite, within ``[-1000, 1000]``: exponential gain
   ``2**grade`` stays finite. ``dwell_ms`` and ``position`` are JSON integers.
 - JSON ``null`` is read as "absent" for every optional field (``labels``: ``{}``).
+- Interleaving (DESIGN §10): an object item may name the ranker that contributed it, as
+  ``"team"`` (native) or as Solr's ``"[interleaving]"`` field (an item of Solr's
+  ``response.docs``: ``{"id", "[interleaving]"}``). ``Impression.teams`` holds them per
+  position (``None`` for a result without a team), or is ``None`` when no result names one.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import TypedDict  # pydantic needs it (not typing's) before 3.12
 
@@ -185,14 +190,44 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class ResultItem(TypedDict):
-    """One result given as an object: ``{"doc_id": ..., "score": ...}`` (score optional)."""
+    """One result given as an object: ``{"doc_id": ..., "score": ..., "team": ...}`` (score and
+    team optional; ``team``: the ranker of an interleaved list that contributed it)."""
 
     doc_id: Id
     score: NotRequired[FiniteFloat | None]
+    team: NotRequired[Id | None]
+
+
+#: One result as Solr writes it in ``response.docs`` with ``fl=id,score,[interleaving]``: the
+#: uniqueKey ``id`` and the model that contributed it (Solr LTR ``TeamDraftInterleaving``).
+SolrDoc = TypedDict(
+    "SolrDoc",
+    {"id": Id, "score": NotRequired[FiniteFloat | None], "[interleaving]": NotRequired[Id | None]},
+)
 
 
 def _doc_id_of(item: ResultItem) -> str:
     return item["doc_id"]
+
+
+def _solr_id_of(item: SolrDoc) -> str:
+    return item["id"]
+
+
+def _team_of(item: object) -> str | None:
+    if type(item) is not dict:
+        return None
+    team = item.get("team")
+    if team is None:
+        team = item.get("[interleaving]")
+    return team if type(team) is str else None
+
+
+def _teams_of(items: list[object]) -> tuple[str | None, ...] | None:
+    """The team of each result, or ``None`` when no result names one (validated by the doc
+    ids' schema already: here only read)."""
+    teams = tuple(map(_team_of, items))
+    return teams if any(team is not None for team in teams) else None
 
 
 class _DocIdsSchema:
@@ -207,6 +242,9 @@ class _DocIdsSchema:
                 core_schema.no_info_after_validator_function(
                     _doc_id_of, handler.generate_schema(ResultItem)
                 ),
+                core_schema.no_info_after_validator_function(
+                    _solr_id_of, handler.generate_schema(SolrDoc)
+                ),
             ],
             mode="left_to_right",
         )
@@ -214,6 +252,25 @@ class _DocIdsSchema:
 
 
 DocIds = Annotated[tuple[str, ...], _DocIdsSchema]
+
+
+class _TeamsSchema:
+    """The teams of ``results``, read beside the doc ids: a list of plain ids (the common case)
+    passes pydantic-core's own check and is replaced by ``None`` in :class:`Impression`'s
+    validator; only a list with object items calls :func:`_teams_of`."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.list_schema(core_schema.str_schema(strict=True)),
+                core_schema.no_info_plain_validator_function(_teams_of),
+            ],
+            mode="left_to_right",
+        )
+
+
+Teams = Annotated[Any, _TeamsSchema, SkipJsonSchema()]
 
 
 class _Nullable:
@@ -248,7 +305,7 @@ def query_id_from(query: str | None) -> str:
     return normalized
 
 
-class Impression(BaseModel):
+class Impression(BaseModel):  # type: ignore[no-redef]  # "results" feeds doc_ids and teams
     """One result page served: the ranked list that clicks and judgments are joined to."""
 
     model_config = _MODEL_CONFIG
@@ -261,6 +318,8 @@ class Impression(BaseModel):
     query_id: QueryId = Field("", json_schema_extra=_drop_default)  # default: normalized query
     labels: NullableLabels = Field(default_factory=dict)
     event_id: Id | None = None
+    #: per position, the ranker that contributed the result (interleaving); None: no team
+    teams: Teams = Field(None, validation_alias="results", exclude=True)
 
     @model_validator(mode="after")
     def _defaults(self) -> Self:
@@ -268,6 +327,8 @@ class Impression(BaseModel):
             self.__dict__["query_id"] = query_id_from(self.query)
         if self.labels is None:  # null is read as {}
             self.__dict__["labels"] = {}
+        if type(self.teams) is list:  # plain ids: no team
+            self.__dict__["teams"] = None
         return self
 
 

@@ -20,6 +20,10 @@ from enum import Enum
 from streameval.events.models import Click, Impression
 from streameval.snapshot import Segment
 
+#: the segment label an interleaved list without a ``ranker`` label is scored under, and its value
+INTERLEAVED_LABEL = "ranker"
+INTERLEAVED = "interleaved"
+
 
 class Outcome(Enum):
     """Where one record ended up (DESIGN §5 intake accounting)."""
@@ -52,6 +56,7 @@ class OpenList:
 
     __slots__ = (
         "clicked",
+        "clicked_docs",
         "counted_before",
         "doc_ids",
         "first_click_rank",
@@ -61,6 +66,7 @@ class OpenList:
         "query_id",
         "request_id",
         "segment",
+        "teams",
         "timestamp",
     )
 
@@ -77,6 +83,9 @@ class OpenList:
         self.interaction_keys: set[str | bytes] | None = None  # for de-duplication
         self.clicked = False
         self.first_click_rank: int | None = None
+        #: interleaving: the team of each position, and the docs with a `click` (kept only then)
+        self.teams: tuple[str | None, ...] | None = impression.teams
+        self.clicked_docs: set[str] | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
 
@@ -94,6 +103,10 @@ class OpenList:
         grades[click.doc_id] = max(grade, grades.get(click.doc_id, grade))  # a doc takes its best
         if click.action == "click":
             self.clicked = True
+            if self.teams is not None:
+                if self.clicked_docs is None:
+                    self.clicked_docs = set()
+                self.clicked_docs.add(click.doc_id)
             rank: int | None
             try:
                 rank = self.doc_ids.index(click.doc_id) + 1
@@ -148,7 +161,11 @@ class Joiner:
         rid = impression.request_id
         if rid in self._open:
             return Outcome.DUPLICATE, []
-        lst = OpenList(impression, self._segment_of(impression.labels), counted_before)
+        labels = impression.labels
+        if impression.teams is not None and INTERLEAVED_LABEL not in labels:
+            # an interleaved list is scored under its own segment (DESIGN §10)
+            labels = {**labels, INTERLEAVED_LABEL: INTERLEAVED}
+        lst = OpenList(impression, self._segment_of(labels), counted_before)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
