@@ -43,6 +43,22 @@ HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
 CONSUMER_LAG = "streameval_consumer_lag"  # labels: topic, partition
 BUILD_INFO = "streameval_build_info"  # label: version; value 1
 
+# Interleaving (DESIGN §10), gauges, labels: window, ranker, opponent
+INTERLEAVING_LISTS = "streameval_interleaving_lists"
+INTERLEAVING_WINS = "streameval_interleaving_wins"
+INTERLEAVING_TIES = "streameval_interleaving_ties"
+INTERLEAVING_PREFERENCE = "streameval_interleaving_preference"
+INTERLEAVING_PREFERENCE_STDERR = "streameval_interleaving_preference_stderr"
+# counter, labels: ranker, opponent, outcome (win | loss | tie | no_click)
+INTERLEAVING_OUTCOMES_TOTAL = "streameval_interleaving_outcomes_total"
+# Regression detection (DESIGN §9), gauges; the interleaving detector's labels: detector,
+# ranker, opponent
+REGRESSION_STATISTIC = "streameval_regression_statistic"
+REGRESSION_THRESHOLD = "streameval_regression_threshold"
+REGRESSION_ALARM = "streameval_regression_alarm"
+INTERLEAVING_DETECTOR = "interleaving"
+INTERLEAVING_LABELS = ("window", "ranker", "opponent")
+
 WINDOW_LABELS = ("k", "window", "relevance")
 
 #: Every sample name streameval exposes (what dashboards and rules may refer to).
@@ -75,5 +91,14 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
+        INTERLEAVING_LISTS,
+        INTERLEAVING_WINS,
+        INTERLEAVING_TIES,
+        INTERLEAVING_PREFERENCE,
+        INTERLEAVING_PREFERENCE_STDERR,
+        INTERLEAVING_OUTCOMES_TOTAL,
+        REGRESSION_STATISTIC,
+        REGRESSION_THRESHOLD,
+        REGRESSION_ALARM,
     }
 )
