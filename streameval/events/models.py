@@ -30,6 +30,7 @@ Decisions beyond the table of DESIGN §2 (documented here, the contract for the 
 from __future__ import annotations
 
 import math
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired, Self, TypeAlias
 
@@ -206,28 +207,49 @@ SolrDoc = TypedDict(
 )
 
 
+class _TeamDoc(str):
+    """A doc id read from an object item that named its team (the team rides along until the
+    impression's own validator collects it: see :data:`_TEAMS_SEEN`)."""
+
+    team: str
+
+
+#: Set (per thread) when an object item with a team was read: the impression being validated
+#: then collects its teams. Plain-id lists, the common case, never call into Python for their
+#: items, so reading teams costs them one flag test. A flag left set by a record that failed
+#: validation later only costs the next impression a scan.
+class _Flag(threading.local):
+    flag = False  # a class default: a thread that never set it reads it without an exception
+
+
+_TEAMS_SEEN = _Flag()
+
+
+def _with_team(doc_id: str, team: str | None) -> str:
+    if team is None:
+        return doc_id
+    doc = _TeamDoc(doc_id)
+    doc.team = team
+    _TEAMS_SEEN.flag = True
+    return doc
+
+
 def _doc_id_of(item: ResultItem) -> str:
-    return item["doc_id"]
+    return _with_team(item["doc_id"], item.get("team"))
 
 
 def _solr_id_of(item: SolrDoc) -> str:
-    return item["id"]
+    return _with_team(item["id"], item.get("[interleaving]"))
 
 
-def _team_of(item: object) -> str | None:
-    if type(item) is not dict:
-        return None
-    team = item.get("team")
-    if team is None:
-        team = item.get("[interleaving]")
-    return team if type(team) is str else None
-
-
-def _teams_of(items: list[object]) -> tuple[str | None, ...] | None:
-    """The team of each result, or ``None`` when no result names one (validated by the doc
-    ids' schema already: here only read)."""
-    teams = tuple(map(_team_of, items))
-    return teams if any(team is not None for team in teams) else None
+def _collect_teams(
+    doc_ids: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[str | None, ...] | None]:
+    """(the plain doc ids, the team of each or None when none has one)."""
+    teams = tuple(getattr(doc, "team", None) for doc in doc_ids)
+    if all(team is None for team in teams):
+        return doc_ids, None
+    return tuple(map(str, doc_ids)), teams
 
 
 class _DocIdsSchema:
@@ -252,25 +274,6 @@ class _DocIdsSchema:
 
 
 DocIds = Annotated[tuple[str, ...], _DocIdsSchema]
-
-
-class _TeamsSchema:
-    """The teams of ``results``, read beside the doc ids: a list of plain ids (the common case)
-    passes pydantic-core's own check and is replaced by ``None`` in :class:`Impression`'s
-    validator; only a list with object items calls :func:`_teams_of`."""
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.union_schema(
-            [
-                core_schema.list_schema(core_schema.str_schema(strict=True)),
-                core_schema.no_info_plain_validator_function(_teams_of),
-            ],
-            mode="left_to_right",
-        )
-
-
-Teams = Annotated[Any, _TeamsSchema, SkipJsonSchema()]
 
 
 class _Nullable:
@@ -305,7 +308,7 @@ def query_id_from(query: str | None) -> str:
     return normalized
 
 
-class Impression(BaseModel):  # type: ignore[no-redef]  # "results" feeds doc_ids and teams
+class Impression(BaseModel):
     """One result page served: the ranked list that clicks and judgments are joined to."""
 
     model_config = _MODEL_CONFIG
@@ -319,7 +322,10 @@ class Impression(BaseModel):  # type: ignore[no-redef]  # "results" feeds doc_id
     labels: NullableLabels = Field(default_factory=dict)
     event_id: Id | None = None
     #: per position, the ranker that contributed the result (interleaving); None: no team
-    teams: Teams = Field(None, validation_alias="results", exclude=True)
+    #: (filled from the object items of ``results``; an input key cannot set it)
+    teams: SkipJsonSchema[tuple[str | None, ...] | None] = Field(
+        None, validation_alias="\x00teams", exclude=True
+    )
 
     @model_validator(mode="after")
     def _defaults(self) -> Self:
@@ -327,8 +333,9 @@ class Impression(BaseModel):  # type: ignore[no-redef]  # "results" feeds doc_id
             self.__dict__["query_id"] = query_id_from(self.query)
         if self.labels is None:  # null is read as {}
             self.__dict__["labels"] = {}
-        if type(self.teams) is list:  # plain ids: no team
-            self.__dict__["teams"] = None
+        if _TEAMS_SEEN.flag:  # an item named its team
+            _TEAMS_SEEN.flag = False
+            self.__dict__["doc_ids"], self.__dict__["teams"] = _collect_teams(self.doc_ids)
         return self
 
 
