@@ -35,8 +35,12 @@ def log_normal_cdf(x: float) -> float:
 
 def log_mixture_ratio(wins: int, losses: int, scale: float) -> float:
     """log Λ for ``wins`` and ``losses`` of the ranker (see the module doc); 0 when n = 0."""
-    n = wins + losses
-    s = wins - losses
+    return log_mixture_ratio_sum(wins - losses, wins + losses, scale)
+
+
+def log_mixture_ratio_sum(s: float, n: int, scale: float) -> float:
+    """log Λ for the sum ``s`` of ``n`` 1-sub-Gaussian observations whose mean is >= 0 under the
+    null (large when the mean is negative): the same closed form for any such sequence."""
     a = n + 1.0 / (scale * scale)
     root = math.sqrt(a)
     return _LOG2 - math.log(scale * root) + s * s / (2.0 * a) + log_normal_cdf(-s / root)
