@@ -111,8 +111,42 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
         ],
         "ndcg": ndcg,
         "engagement": engagement,
+        "interleaving": interleaving_payload(snapshot),
         "history": history.to_json(),
     }
+
+
+def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """Preference per window and ordered ranker pair with its 95 % band, and the state of that
+    pair's ``interleaving`` detector (DESIGN §10)."""
+    tests = {(t.ranker, t.opponent): t for t in snapshot.interleaving_tests}
+    out = []
+    for row in snapshot.interleaving:
+        preference = _num(row.preference)
+        stderr = _num(row.stderr)
+        low = high = None
+        if preference is not None and stderr is not None:
+            low, high = max(-1.0, preference - Z95 * stderr), min(1.0, preference + Z95 * stderr)
+        test = tests.get((row.ranker, row.opponent))
+        out.append(
+            {
+                "window": row.window,
+                "ranker": row.ranker,
+                "opponent": row.opponent,
+                "lists": row.lists,
+                "wins": row.wins,
+                "losses": row.losses,
+                "ties": row.ties,
+                "preference": preference,
+                "stderr": stderr,
+                "low": low,
+                "high": high,
+                "alarm": bool(test and test.alarm),
+                "statistic": None if test is None else _num(test.statistic),
+                "threshold": None if test is None else _num(test.threshold),
+            }
+        )
+    return out
 
 
 def status_source(source: Callable[[], Snapshot], history: History) -> Callable[[], dict[str, Any]]:
