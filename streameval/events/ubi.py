@@ -304,6 +304,27 @@ class NotAnInteraction(ValueError):
     """A UBI event that records no user interaction with a result (``impression``)."""
 
 
+def _impression(
+    record: UbiQuery | UbiAbQuery, results: object, extra_labels: dict[str, str]
+) -> Impression:
+    """The impression a UBI query (or an SRW A/B query) stands for, with ``results``."""
+    labels = labels_from_attributes(record.query_attributes, record.application)
+    labels.update(extra_labels)
+    return cast(
+        Impression,
+        _IMPRESSION.validate_python(
+            {
+                "type": "impression",
+                "request_id": record.query_id,
+                "timestamp": record.timestamp,
+                "results": results,
+                "query": record.user_query,
+                "labels": labels,
+            }
+        ),
+    )
+
+
 def to_event(record: UbiQuery | UbiAbQuery | UbiEvent) -> Impression | Click:
     """Map a validated UBI record to the native event it stands for.
 
@@ -314,38 +335,10 @@ def to_event(record: UbiQuery | UbiAbQuery | UbiEvent) -> Impression | Click:
     ``Invalid`` values.
     """
     if isinstance(record, UbiQuery):
-        return cast(
-            Impression,
-            _IMPRESSION.validate_python(
-                {
-                    "type": "impression",
-                    "request_id": record.query_id,
-                    "timestamp": record.timestamp,
-                    "results": record.query_response_hit_ids,
-                    "query": record.user_query,
-                    "labels": labels_from_attributes(record.query_attributes, record.application),
-                }
-            ),
-        )
+        return _impression(record, record.query_response_hit_ids, {})
     if isinstance(record, UbiAbQuery):
-        labels = labels_from_attributes(record.query_attributes, record.application)
-        labels[AB_TEST_LABEL] = record.test_id
-        return cast(
-            Impression,
-            _IMPRESSION.validate_python(
-                {
-                    "type": "impression",
-                    "request_id": record.query_id,
-                    "timestamp": record.timestamp,
-                    "results": [
-                        {"doc_id": hit.id, "team": hit.search_configuration_id}
-                        for hit in record.hits
-                    ],
-                    "query": record.user_query,
-                    "labels": labels,
-                }
-            ),
-        )
+        results = [{"doc_id": hit.id, "team": hit.search_configuration_id} for hit in record.hits]
+        return _impression(record, results, {AB_TEST_LABEL: record.test_id})
     action = record.action_name.lower()
     if action == "impression":
         raise NotAnInteraction("UBI 'impression' event: a result shown, not an interaction")

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from streameval.export.history import History
+from streameval.report import interleaving_json
 from streameval.snapshot import Segment, Snapshot
 
 #: z of a two-sided 95 % normal confidence interval.
@@ -117,26 +118,20 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
 
 
 def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:
-    """Preference per window and ordered ranker pair with its 95 % band, and the state of that
+    """The ``"interleaving"`` rows of ``replay --output json`` (preference per window and
+    ordered ranker pair), each with its 95 % band (clipped to [−1, 1]) and the state of that
     pair's ``interleaving`` detector (DESIGN §10)."""
     tests = {(t.ranker, t.opponent): t for t in snapshot.interleaving_tests}
     out = []
-    for row in snapshot.interleaving:
-        preference = _num(row.preference)
-        stderr = _num(row.stderr)
+    for entry in interleaving_json(snapshot):
+        preference, stderr = _num(entry["preference"]), _num(entry["stderr"])
         low = high = None
         if preference is not None and stderr is not None:
             low, high = max(-1.0, preference - Z95 * stderr), min(1.0, preference + Z95 * stderr)
-        test = tests.get((row.ranker, row.opponent))
+        test = tests.get((entry["ranker"], entry["opponent"]))
         out.append(
             {
-                "window": row.window,
-                "ranker": row.ranker,
-                "opponent": row.opponent,
-                "lists": row.lists,
-                "wins": row.wins,
-                "losses": row.losses,
-                "ties": row.ties,
+                **entry,
                 "preference": preference,
                 "stderr": stderr,
                 "low": low,

@@ -67,41 +67,32 @@ def test_first_alarm_is_the_bucket_where_it_first_held() -> None:
     assert test.first_alarm_ms == alarm_at
 
 
+def _alarm_after(p_win: float, alpha: float, lists: int, rng: random.Random) -> int | None:
+    """Decisive lists until the mixture test alarms (looked at after every list), or None."""
+    threshold = math.log(1 / alpha)
+    wins = losses = 0
+    for n in range(1, lists + 1):
+        if rng.random() < p_win:
+            wins += 1
+        else:
+            losses += 1
+        # (with losses <= wins, Λ <= 1/(τ√a) <= 1 < 1/α: skipping the formula is exact)
+        if losses > wins and log_mixture_ratio(wins, losses, 0.1) >= threshold:
+            return n
+    return None
+
+
 def test_false_alarms_stay_below_alpha_under_the_null() -> None:
     """Ville: P(ever alarm) <= α when the ranker is not worse. 400 seeded runs of 5 000 decisive
     lists at P(win) = 1/2, looked at after every list: the share that alarmed is the measured
     type-I error; with α = 0.05 it must stay below α (binomial sd at 0.05 is 0.011)."""
-    alpha = 0.05
-    threshold = math.log(1 / alpha)
     rng = random.Random(20251126)
-    alarmed = 0
     runs = 400
-    for _ in range(runs):
-        wins = losses = 0
-        for _ in range(5_000):
-            if rng.random() < 0.5:
-                wins += 1
-            else:
-                losses += 1
-            # (with losses <= wins, Λ <= 1/(τ√a) <= 1 < 1/α: skipping the formula is exact)
-            if losses > wins and log_mixture_ratio(wins, losses, 0.1) >= threshold:
-                alarmed += 1
-                break
-    assert alarmed / runs < alpha
+    alarmed = sum(_alarm_after(0.5, 0.05, 5_000, rng) is not None for _ in range(runs))
+    assert alarmed / runs < 0.05
 
 
 def test_a_worse_ranker_is_caught() -> None:
     """P(win) = 0.45 (preference −0.1): every one of 50 seeded runs alarms within 5 000 lists."""
-    threshold = math.log(1 / 0.01)
     rng = random.Random(7)
-    for _ in range(50):
-        wins = losses = 0
-        for _ in range(5_000):
-            if rng.random() < 0.45:
-                wins += 1
-            else:
-                losses += 1
-            if log_mixture_ratio(wins, losses, 0.1) >= threshold:
-                break
-        else:
-            pytest.fail("a ranker losing 55 % of decisive lists was not caught in 5 000")
+    assert all(_alarm_after(0.45, 0.01, 5_000, rng) is not None for _ in range(50))
