@@ -200,3 +200,7 @@ class Snapshot:
     interleaving: tuple[InterleavingRow, ...] = ()
     interleaving_outcomes: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
     interleaving_tests: tuple[PairTestRow, ...] = ()
+    #: state-topic records skipped as not ours (corrupt, foreign), since start
+    state_records_invalid: int = 0
+    #: records a re-read needed that retention had deleted, since start
+    reread_records_deleted: int = 0

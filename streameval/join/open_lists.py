@@ -66,12 +66,17 @@ class OpenList:
         "query_id",
         "request_id",
         "segment",
+        "source",
         "teams",
         "timestamp",
     )
 
     def __init__(
-        self, impression: Impression, segment: Segment, counted_before: bool = False
+        self,
+        impression: Impression,
+        segment: Segment,
+        counted_before: bool = False,
+        source: str = "",
     ) -> None:
         self.request_id: str = impression.request_id
         self.timestamp: int = impression.timestamp
@@ -88,6 +93,8 @@ class OpenList:
         self.clicked_docs: set[str] | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
+        #: the input it was read from (a Kafka partition, a replay file)
+        self.source = source
 
     def attach(self, click: Click, key: str | bytes, grade: float) -> bool:
         """Add an interaction; False if the same one was already attached."""
@@ -152,7 +159,12 @@ class Joiner:
     # --- intake -----------------------------------------------------------------------------
 
     def add_impression(
-        self, impression: Impression, watermark: int | None, *, counted_before: bool = False
+        self,
+        impression: Impression,
+        watermark: int | None,
+        *,
+        counted_before: bool = False,
+        source: str = "",
     ) -> tuple[Outcome, list[tuple[Outcome, bool]]]:
         """Open a list. Returns its outcome and, for each pending click it resolved, the click's
         outcome and whether that click was counted in the intake when it was read."""
@@ -165,7 +177,7 @@ class Joiner:
         if impression.teams is not None and INTERLEAVED_LABEL not in labels:
             # an interleaved list is scored under its own segment (DESIGN §10)
             labels = {**labels, INTERLEAVED_LABEL: INTERLEAVED}
-        lst = OpenList(impression, self._segment_of(labels), counted_before)
+        lst = OpenList(impression, self._segment_of(labels), counted_before, source)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
