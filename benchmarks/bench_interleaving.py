@@ -66,6 +66,11 @@ WINDOW = 2_000  # the per-window test's window, impressions
 _Z95 = 1.6448536269514722  # one-sided p < 0.05
 
 
+#: population knobs a variant run may change (--examination-decay, --zipf): the click model's
+#: position bias and the query mix's head
+POPULATION: dict[str, float] = {}
+
+
 def sim_config(seed: int, *, interleaving: bool) -> SimConfig:
     return SimConfig(
         seed=seed,
@@ -73,14 +78,15 @@ def sim_config(seed: int, *, interleaving: bool) -> SimConfig:
         regression_at_ms=0,
         regression_size=REGRESSION,
         judgment_rate=0.0,
+        **POPULATION,  # type: ignore[arg-type]
     )
 
 
-def interleaving_run(seed: int, cap: int) -> tuple[int, bool]:
+def interleaving_run(seed: int, cap: int, credit: str = "clicks") -> tuple[int, bool]:
     """(impressions until the treatment's alarm, or ``cap``; whether it alarmed)."""
     config = sim_config(seed, interleaving=True)
     settings = EvaluationSettings(
-        interleaving={"alpha": ALPHA, "mixture_scale": MIXTURE_SCALE}, ks=(K,)
+        interleaving={"alpha": ALPHA, "mixture_scale": MIXTURE_SCALE, "credit": credit}, ks=(K,)
     )
     pipeline = Pipeline(settings)
     stamps: list[int] = []
@@ -211,7 +217,19 @@ def first_detection(treatment: Sequence[bool], ndcg: Sequence[float | None], wid
 def main() -> int:
     parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--credit", choices=("clicks", "grades"), default="clicks")
+    parser.add_argument(
+        "--examination-decay", type=float, default=None, help="position bias (default: the sim's 1)"
+    )
+    parser.add_argument("--zipf", type=float, default=None, help="query-mix head (default: 1)")
+    parser.add_argument(
+        "--interleaving-only", action="store_true", help="a variant: skip the A/B runs"
+    )
     args = parser.parse_args()
+    if args.examination_decay is not None:
+        POPULATION["examination_decay"] = args.examination_decay
+    if args.zipf is not None:
+        POPULATION["zipf_exponent"] = args.zipf
     seeds = range(args.seeds)
     il_cap = 150_000 if args.quick else 400_000
     ab_cap = 30_000 if args.quick else 100_000
@@ -220,10 +238,16 @@ def main() -> int:
     il: list[int] = []
     il_alarmed = 0
     for seed in seeds:
-        n, alarmed = interleaving_run(seed, il_cap)
+        n, alarmed = interleaving_run(seed, il_cap, args.credit)
         il.append(n)
         il_alarmed += alarmed
         print(f"seed {seed}: interleaving alarm after {n} impressions ({alarmed=})", flush=True)
+    if args.interleaving_only:
+        print(
+            f"{POPULATION or 'default population'}, credit {args.credit}: interleaving median "
+            f"{statistics.median(il):.0f} impressions, alarmed in {il_alarmed}/{len(seeds)}"
+        )
+        return 0
     runs = {seed: ab_run(seed, ab_cap) for seed in seeds}
     # the A/B test's oracle scale: the standardised effect, measured on the first seed's lists
     first = runs[seeds[0]]
