@@ -66,15 +66,16 @@ class Pipeline:
         persist: bool = False,
     ) -> None:
         self._settings = settings
-        #: interleaving credit (DESIGN §10): a consumer of its own, owned here because its
-        #: figures are part of every snapshot
+        #: interleaving (DESIGN §10): a ListConsumer of its own, fed like the windows (not the
+        #: lists of buckets loaded from the state topic: it loads those buckets instead), its
+        #: figures part of every snapshot
         self._interleaving = InterleavingStore(
             settings.interleaving, [WindowSpec(w, settings.bucket) for w in settings.windows]
         )
         #: keep each source's complete buckets for the window state changelog (DESIGN §6)
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
-        self._consumers: tuple[ListConsumer, ...] = (self._interleaving, *consumers)
+        self._consumers = tuple(consumers)
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
@@ -308,6 +309,7 @@ class Pipeline:
             self._intake.pending -= expired
             self._intake.unmatched += expired
         horizon = watermark - self._attribution
+        self._interleaving.advance(horizon)
         for consumer in self._consumers:
             consumer.advance(horizon)
         windows = self._windows
@@ -333,6 +335,7 @@ class Pipeline:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
             self._watermark.advance_to(horizon + self._attribution)
+            self._interleaving.advance(horizon)
             for consumer in self._consumers:
                 consumer.advance(horizon)
 
@@ -361,6 +364,7 @@ class Pipeline:
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
         self._windows.merge(start, bucket)
+        self._interleaving.load_bucket(start, bucket.interleaving)
 
     def unpersisted_buckets(self) -> tuple[int | None, list[tuple[str, int, Bucket]]]:
         """The buckets complete as of the horizon and not yet in the state topic, as (source,
@@ -390,6 +394,7 @@ class Pipeline:
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:
             self._windows.add(scored)
+            self._interleaving.add(scored)
             if self._unpersisted is not None:
                 self._unpersisted.add(lst.source, scored)
         if not lst.counted_before:

@@ -41,6 +41,8 @@ class Interleaved(NamedTuple):
     clicked: frozenset[str]  # docs with at least one `click` interaction
     grades: Mapping[str, float]  # implicit grade per interacted doc (DESIGN §3)
     counted_before: bool = False  # re-read while rebuilding state: already counted since start
+    #: (ranker, opponent, outcome) of every ordered pair of teams shown (team names capped)
+    outcomes: tuple[tuple[str, str, str], ...] = ()
 
 
 class ScoredList(NamedTuple):

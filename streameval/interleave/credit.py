@@ -85,3 +85,29 @@ def list_outcomes(interleaved: Interleaved, mode: str) -> list[tuple[str, str, s
     """The outcomes of one finalized interleaved list (see the module doc)."""
     credit = team_credit(interleaved.doc_ids, interleaved.teams, credit_of(interleaved, mode))
     return pair_outcomes(credit)
+
+
+OTHER_TEAM = "__other__"
+
+
+class TeamCap:
+    """Team names come from traffic: the first ``max_teams`` are kept, later ones fold into
+    ``__other__`` (a pair of two folded teams compares nothing named and is dropped)."""
+
+    __slots__ = ("_max", "_teams")
+
+    def __init__(self, max_teams: int) -> None:
+        self._max = max_teams
+        self._teams: set[str] = set()
+
+    def __call__(self, team: str) -> str:
+        if team in self._teams:
+            return team
+        if len(self._teams) >= self._max:
+            return OTHER_TEAM
+        self._teams.add(team)
+        return team
+
+    def outcomes(self, pairs: list[tuple[str, str, str]]) -> tuple[tuple[str, str, str], ...]:
+        capped = ((self(a), self(b), outcome) for a, b, outcome in pairs)
+        return tuple(o for o in capped if o[0] != o[1])

@@ -11,23 +11,24 @@ bucket is complete once the horizon is at or past its end), and feeds the closed
 and losses to the sequential test of each pair (:mod:`streameval.interleave.detector`): so the
 test, like the windows, depends on the events only, never on when ``advance`` is called.
 
-Team names come from traffic: the first ``max_teams`` are kept, later ones fold into
-``__other__`` (a pair of two folded teams is not counted: it compares nothing named).
+The outcomes come with the list (computed when it is scored, team names capped there: see
+:class:`~streameval.interleave.credit.TeamCap`). The window counts are also folded into the
+windows' buckets (``windows.store.Bucket.interleaving``), which the window state changelog
+persists; :meth:`InterleavingStore.load_bucket` takes them back after a restart.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from streameval.config import InterleavingSettings
-from streameval.interleave.credit import LOSS, NO_CLICK, TIE, WIN, list_outcomes
+from streameval.interleave.credit import LOSS, NO_CLICK, TIE, WIN
 from streameval.interleave.detector import PairTest
 from streameval.scored import ScoredList
 from streameval.snapshot import InterleavingRow, PairTestRow
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
-OTHER_TEAM = "__other__"
 _INDEX = {WIN: 0, LOSS: 1, TIE: 2, NO_CLICK: 3}
 _Pair = tuple[str, str]  # (ranker, opponent)
 
@@ -36,11 +37,8 @@ class InterleavingStore:
     """Windowed outcome counts per ordered pair, the since-start counter, and the tests."""
 
     def __init__(self, settings: InterleavingSettings, windows: Sequence[WindowSpec]) -> None:
-        self._mode = settings.credit
         self._scale = settings.mixture_scale
         self._threshold = math.log(1.0 / settings.alpha)
-        self._max_teams = settings.max_teams
-        self._teams: set[str] = set()
         self._windows = tuple(windows)
         self._bucket_ms = windows[0].bucket_ms
         self._keep_ms = max(w.size_ms for w in windows)
@@ -54,19 +52,13 @@ class InterleavingStore:
 
     def add(self, scored: ScoredList) -> None:
         interleaved = scored.interleaved
-        if interleaved is None:
-            return
-        outcomes = list_outcomes(interleaved, self._mode)
-        if not outcomes:
+        if interleaved is None or not interleaved.outcomes:
             return
         b = bucket_start(scored.timestamp, self._bucket_ms)
         counts = self._buckets.get(b)
         if counts is None:
             counts = self._buckets[b] = {}
-        for shown, against, outcome in outcomes:
-            ranker, opponent = self._team(shown), self._team(against)
-            if ranker == opponent:
-                continue
+        for ranker, opponent, outcome in interleaved.outcomes:
             acc = counts.get((ranker, opponent))
             if acc is None:
                 acc = counts[ranker, opponent] = [0, 0, 0, 0]
@@ -130,13 +122,15 @@ class InterleavingStore:
             for (ranker, opponent), test in sorted(self._tests.items())
         )
 
-    def _team(self, team: str) -> str:
-        if team in self._teams:
-            return team
-        if len(self._teams) >= self._max_teams:
-            return OTHER_TEAM
-        self._teams.add(team)
-        return team
+    def load_bucket(self, start: int, counts: Mapping[tuple[str, str], Sequence[int]]) -> None:
+        """A bucket's counts read back from the window state changelog (DESIGN §6)."""
+        if not counts:
+            return
+        mine = self._buckets.setdefault(start, {})
+        for pair, acc in counts.items():
+            total = mine.setdefault(pair, [0, 0, 0, 0])
+            for i, v in enumerate(acc):
+                total[i] += v
 
     def reset(self) -> None:
         """Before the streams are re-read (a rebalance): drop the windows' buckets. The counter

@@ -8,8 +8,9 @@ import math
 import random
 from typing import Any
 
+from streameval.interleave.credit import OTHER_TEAM, TeamCap, list_outcomes
 from streameval.interleave.detector import log_mixture_ratio
-from streameval.interleave.store import OTHER_TEAM, InterleavingStore
+from streameval.interleave.store import InterleavingStore
 from streameval.pipeline import Pipeline
 from streameval.scored import Interleaved, ScoredList
 from streameval.windows import WindowSpec
@@ -105,14 +106,15 @@ def test_windows_and_the_detector_do_not_depend_on_when_advance_is_called() -> N
     advance at the end: the rows and the tests are the same."""
     rng = random.Random(3)
     specs = [WindowSpec(60_000, 10_000), WindowSpec(300_000, 10_000)]
+    cap = TeamCap(100)
     lists = []
     for i in range(400):
         clicked = frozenset(d for d in "abcd" if rng.random() < 0.3)
+        il = Interleaved(("a", "b", "c", "d"), ("A", "B", "A", "B"), clicked, {})
+        il = il._replace(outcomes=cap.outcomes(list_outcomes(il, "clicks")))
         lists.append(
-            ScoredList(
-                f"r{i}", "q", i * 700, {}, ("interleaved", ""), (), bool(clicked), None,
-                bool(clicked), Interleaved(("a", "b", "c", "d"), ("A", "B", "A", "B"), clicked, {}),
-            )
+            ScoredList(f"r{i}", "q", i * 700, {}, ("interleaved", ""), (), bool(clicked), None,
+                       bool(clicked), il)
         )  # fmt: skip
     eager = InterleavingStore(settings().interleaving, specs)
     lazy = InterleavingStore(settings().interleaving, specs)
@@ -130,21 +132,20 @@ def test_windows_and_the_detector_do_not_depend_on_when_advance_is_called() -> N
 
 
 def test_team_names_are_capped() -> None:
-    store = InterleavingStore(
-        settings(interleaving={"max_teams": 2}).interleaving, [WindowSpec(60_000, 10_000)]
-    )
-    teams = ("A", "B", "C", "D")
-    store.add(
-        ScoredList("r", "q", 0, {}, ("",), (), True, 1, True,
-                   Interleaved(("a", "b", "c", "d"), teams, frozenset({"a"}), {}))
-    )  # fmt: skip
-    store.advance(20_000)
-    pairs = {(r.ranker, r.opponent) for r in store.rows(20_000)}
-    # A and B kept, C and D fold into __other__; (__other__, __other__) compares nothing
+    """Through the pipeline (the scorer caps names): A and B kept, C and D fold into __other__;
+    (__other__, __other__) compares nothing named and is dropped."""
+    docs = [("a", "A"), ("b", "B"), ("c", "C"), ("d", "D")]
+    records = [ilv("r1", 1_000, docs), click("r1", "a", 1_500)]
+    snap = _run(records, interleaving={"max_teams": 2}).snapshot()
+    pairs = {(r.ranker, r.opponent) for r in snap.interleaving if r.window == "1m"}
     assert pairs == {
         ("A", "B"), ("B", "A"), ("A", OTHER_TEAM), (OTHER_TEAM, "A"),
         ("B", OTHER_TEAM), (OTHER_TEAM, "B"),
     }  # fmt: skip
+    # A vs __other__ twice (C and D): counted twice in the same list
+    a_other = next(r for r in snap.interleaving if (r.window, r.ranker, r.opponent) == (
+        "1m", "A", OTHER_TEAM))  # fmt: skip
+    assert a_other.wins == 2
 
 
 def test_a_list_without_teams_is_ignored() -> None:
