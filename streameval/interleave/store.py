@@ -23,13 +23,12 @@ import math
 from collections.abc import Mapping, Sequence
 
 from streameval.config import InterleavingSettings
-from streameval.interleave.credit import LOSS, NO_CLICK, TIE, WIN
 from streameval.interleave.detector import PairTest
 from streameval.scored import ScoredList
 from streameval.snapshot import InterleavingRow, PairTestRow
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
+from streameval.windows.store import fold_outcomes
 
-_INDEX = {WIN: 0, LOSS: 1, TIE: 2, NO_CLICK: 3}
 _Pair = tuple[str, str]  # (ranker, opponent)
 
 
@@ -58,13 +57,9 @@ class InterleavingStore:
         counts = self._buckets.get(b)
         if counts is None:
             counts = self._buckets[b] = {}
-        for ranker, opponent, outcome in interleaved.outcomes:
-            acc = counts.get((ranker, opponent))
-            if acc is None:
-                acc = counts[ranker, opponent] = [0, 0, 0, 0]
-            acc[_INDEX[outcome]] += 1
-            if not interleaved.counted_before:
-                key = (ranker, opponent, outcome)
+        fold_outcomes(counts, interleaved.outcomes)
+        if not interleaved.counted_before:
+            for key in interleaved.outcomes:
                 self._outcomes[key] = self._outcomes.get(key, 0) + 1
 
     def advance(self, horizon_ms: int) -> None:

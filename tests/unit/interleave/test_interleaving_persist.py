@@ -11,7 +11,7 @@ from streameval.pipeline import Pipeline
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
 from streameval.windows.store import Bucket
 from tests.unit.pipeline_helpers import click, settings
-from tests.unit.test_pipeline_persist import SETTINGS, SOURCES, feed
+from tests.unit.test_pipeline_persist import SETTINGS, SOURCES, feed, merge_sources
 
 
 def interleaved_log(seed: int, minutes: int = 20) -> list[tuple[str, bytes]]:
@@ -31,16 +31,7 @@ def interleaved_log(seed: int, minutes: int = 20) -> list[tuple[str, bytes]]:
             if rng.random() < (0.3 if j % 2 else 0.15):
                 c = ts + rng.randint(100, 70_000)
                 per_source[source].append((c, click(rid, d, c)))
-    log: list[tuple[str, bytes]] = []
-    streams = {
-        s: sorted(recs, key=lambda r: r[0] + rng.randint(0, 3_000))
-        for s, recs in per_source.items()
-    }
-    while any(streams.values()):
-        for s in SOURCES:
-            if streams[s]:
-                log.append((s, streams[s].pop(0)[1]))
-    return log
+    return merge_sources(per_source, rng)
 
 
 def _pipeline() -> Pipeline:
