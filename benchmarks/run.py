@@ -17,6 +17,9 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
 * ``load``     twice the design rate live through a broker (lag not growing, RSS drift ≤ 5 %), a
   flood of segment values (≤ max_segments + 1) and of never-clicked impressions (≤ the cap)
+* ``interleaving``  ``interleaving.sensitivity``: impressions until a 3 % NDCG@10 regression is
+  detected, team-draft interleaving ÷ an A/B split with the same always-valid test, medians over
+  20 seeds (target ≤ 0.1)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
@@ -50,6 +53,7 @@ SCRIPTS = {
     "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
     "load": "bench_load.py",
+    "interleaving": "bench_interleaving.py",
 }
 
 

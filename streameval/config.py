@@ -124,6 +124,22 @@ class DwellGrade(BaseModel):
     grade: float = 2.0
 
 
+class InterleavingSettings(BaseModel):
+    """Interleaved lists (DESIGN §10; extension keys, ``[evaluation.interleaving]``)."""
+
+    model_config = _FROZEN
+
+    #: what a team's result earns: "clicks" (1 per clicked result, team-draft's credit) or
+    #: "grades" (its implicit grade, DESIGN §3: click 1, add_to_cart 2, purchase 3, ...)
+    credit: Literal["clicks", "grades"] = "clicks"
+    #: the detector's bound on ever raising a false alarm for one (ranker, opponent) pair
+    alpha: float = Field(0.01, gt=0.0, lt=1.0)
+    #: scale of the normal mixture over the per-list preference (the effect it is tuned to)
+    mixture_scale: float = Field(0.1, gt=0.0, le=10.0)
+    #: distinct team names kept; later ones fold into "__other__"
+    max_teams: int = Field(100, ge=2)
+
+
 class EvaluationSettings(BaseModel):
     model_config = _FROZEN
 
@@ -157,6 +173,8 @@ class EvaluationSettings(BaseModel):
     #: is invalid (reason "future_timestamp"): one event from a wrong clock would otherwise move
     #: the watermark ahead for good and make every in-time event after it late (extension)
     max_future_skew: Duration = 300_000
+    #: interleaved lists: credit, detector (extension)
+    interleaving: InterleavingSettings = InterleavingSettings()
 
     @model_validator(mode="after")
     def _windows_fit_buckets(self) -> EvaluationSettings:

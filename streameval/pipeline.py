@@ -16,6 +16,7 @@ from streameval.events.decode import Decoder, Invalid, dedup_key
 from streameval.events.models import Event, Impression, Judgment
 from streameval.finalized import ListConsumer
 from streameval.intake import IntakeCounters
+from streameval.interleave import InterleavingStore
 from streameval.join import (
     InteractionGrades,
     Joiner,
@@ -71,6 +72,12 @@ class Pipeline:
         decoder_for: DecoderFor | None = None,
     ) -> None:
         self._settings = settings
+        #: interleaving (DESIGN §10): a ListConsumer of its own, fed like the windows (not the
+        #: lists of buckets loaded from the state topic: it loads those buckets instead), its
+        #: figures part of every snapshot
+        self._interleaving = InterleavingStore(
+            settings.interleaving, [WindowSpec(w, settings.bucket) for w in settings.windows]
+        )
         #: keep each source's complete buckets for the window state changelog (DESIGN §6)
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
@@ -142,6 +149,7 @@ class Pipeline:
         waiting = self._joiner.pending_clicks_counted
         self._intake.pending -= waiting
         self._intake.unmatched += waiting
+        self._interleaving.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
 
@@ -332,6 +340,7 @@ class Pipeline:
             self._intake.pending -= expired
             self._intake.unmatched += expired
         horizon = watermark - self._attribution
+        self._interleaving.advance(horizon)
         for consumer in self._consumers:
             consumer.advance(horizon)
         windows = self._windows
@@ -357,6 +366,7 @@ class Pipeline:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
             self._watermark.advance_to(horizon + self._attribution)
+            self._interleaving.advance(horizon)
             for consumer in self._consumers:
                 consumer.advance(horizon)
 
@@ -385,6 +395,7 @@ class Pipeline:
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
         self._windows.merge(start, bucket)
+        self._interleaving.load_bucket(start, bucket.interleaving)
 
     def unpersisted_buckets(self) -> tuple[int | None, list[tuple[str, int, Bucket]]]:
         """The buckets complete as of the horizon and not yet in the state topic, as (source,
@@ -414,6 +425,7 @@ class Pipeline:
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:
             self._windows.add(scored)
+            self._interleaving.add(scored)
             if self._unpersisted is not None:
                 self._unpersisted.add(lst.source, scored)
         if not lst.counted_before:
@@ -513,4 +525,7 @@ class Pipeline:
             watermark_ms=self._watermark.watermark,
             horizon_ms=horizon,
             consumer_lag=consumer_lag or {},
+            interleaving=self._interleaving.rows(horizon),
+            interleaving_outcomes=self._interleaving.outcomes_total(),
+            interleaving_tests=self._interleaving.tests(),
         )

@@ -92,6 +92,12 @@ class SimConfig:
     rater_noise: float = 0.1
     raters: int = 5
 
+    # --- interleaving (DESIGN §10) ---
+    #: serve every request one team-draft interleaved page of control and treatment (each
+    #: result naming its ranker as its ``team``) instead of splitting requests between the arms;
+    #: the same click model and the same regression (of the treatment's own ranking)
+    interleaving: bool = False
+
     # --- noise records, for demos of the intake accounting ---
     #: probability, per impression or click, of an extra noise record after it: half exact
     #: duplicates, half truncated (invalid JSON) records
