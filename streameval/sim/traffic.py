@@ -188,7 +188,9 @@ def _serve(
     team-draft page of both rankings, the treatment's degraded exactly as its own page would be.
     """
     query = catalogue.queries[q]
-    if not config.interleaving:
+    if not config.interleaving or (
+        config.interleaving_share < 1.0 and drafts.random() >= config.interleaving_share
+    ):
         ranker = config.treatment if arm == TREATMENT else config.control
         shown = rank(query, ranker.noise, config.page_size, rankers)
         if arm == TREATMENT and regressed:
