@@ -111,25 +111,35 @@ def consumer_env(consumer: str) -> dict[str, str]:
     return {"STREAMEVAL_KAFKA__CONSUMER": consumer}
 
 
-def make_log(seed: int, requests: int, start_ms: int = T0, span_ms: int = 20 * 60_000) -> Log:
-    """A small, varied log: two arms, clicks, dwell, purchases, judgments, a few bad records."""
+def make_log(
+    seed: int,
+    requests: int,
+    start_ms: int = T0,
+    span_ms: int = 20 * 60_000,
+    *,
+    judgments: bool = True,
+) -> Log:
+    """A small, varied log: two arms, clicks, dwell, purchases, judgments (unless
+    ``judgments`` is false), a few bad records."""
     rng = random.Random(seed)
     log = Log()
     queries = [f"query {i}" for i in range(12)]
     docs = [f"d{i}" for i in range(40)]
     for q in queries:
         for d in rng.sample(docs, 8):
-            log.add(
-                "judgments",
-                f"{q}\x1f{d}",
-                {
-                    "type": "judgment",
-                    "query": q,
-                    "doc_id": d,
-                    "grade": rng.randint(0, 3),
-                    "timestamp": start_ms - 1,
-                },
-            )
+            grade = rng.randint(0, 3)  # drawn either way: the same requests follow
+            if judgments:
+                log.add(
+                    "judgments",
+                    f"{q}\x1f{d}",
+                    {
+                        "type": "judgment",
+                        "query": q,
+                        "doc_id": d,
+                        "grade": grade,
+                        "timestamp": start_ms - 1,
+                    },
+                )
     for i in range(requests):
         rid = f"req-{seed}-{i}"
         ts = start_ms + int(i * span_ms / requests)
