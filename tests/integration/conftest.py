@@ -8,15 +8,21 @@ Where the broker comes from, first match wins:
 When none works, the tests that need Kafka fail under ``CI=true`` and are skipped otherwise.
 
 Tests that use these fixtures are marked ``pytest.mark.kafka``.
+
+A real schema registry, for the Avro tests that need one: ``scripts/schema-registry start``
+(Apicurio Registry assembled from Maven Central, in-memory storage) on a free loopback port, for the
+session; a failure to start fails the tests that need it under ``CI=true`` and skips them otherwise.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
+import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NoReturn, Protocol
 
@@ -25,6 +31,7 @@ from kafka import KafkaAdminClient
 
 REPO = Path(__file__).resolve().parents[2]
 BROKER_SCRIPT = REPO / "scripts" / "kafka-broker"
+REGISTRY_SCRIPT = REPO / "scripts" / "schema-registry"
 # Generous: on a cold machine `start` first fetches the jars with Maven.
 START_TIMEOUT_S = 600
 STOP_TIMEOUT_S = 120
@@ -93,11 +100,11 @@ def _broker_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def _broker_script(
-    command: str, env: dict[str, str], timeout: float
+def _script(
+    script: Path, command: str, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BROKER_SCRIPT), command],
+        [str(script), command],
         env=env,
         capture_output=True,
         text=True,
@@ -106,26 +113,38 @@ def _broker_script(
     )
 
 
-def _local_broker(data_dir: Path) -> Iterator[str]:
-    if not os.access(BROKER_SCRIPT, os.X_OK):
-        _unavailable(f"{BROKER_SCRIPT} is missing or not executable")
-    env = _broker_env(data_dir)
+def _broker_script(
+    command: str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    return _script(BROKER_SCRIPT, command, env, timeout)
+
+
+def _service(
+    script: Path, env: dict[str, str], unavailable: Callable[[str], NoReturn]
+) -> Iterator[str]:
+    """Runs ``script start`` (the last word it prints is the address yielded), then ``script
+    stop``; a start that fails or hangs stops what it may have started and calls ``unavailable``."""
+    name = f"scripts/{script.name}"
+    if not os.access(script, os.X_OK):
+        unavailable(f"{script} is missing or not executable")
     try:
-        started = _broker_script("start", env, START_TIMEOUT_S)
+        started = _script(script, "start", env, START_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as error:
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            _broker_script("stop", env, STOP_TIMEOUT_S)
-        _unavailable(f"scripts/kafka-broker start: {error}")
+            _script(script, "stop", env, STOP_TIMEOUT_S)
+        unavailable(f"{name} start: {error}")
     lines = started.stdout.split()
     if started.returncode != 0 or not lines:
-        _broker_script("stop", env, STOP_TIMEOUT_S)
-        _unavailable(
-            f"scripts/kafka-broker start exited {started.returncode}:\n{started.stderr[-3000:]}"
-        )
+        _script(script, "stop", env, STOP_TIMEOUT_S)
+        unavailable(f"{name} start exited {started.returncode}:\n{started.stderr[-3000:]}")
     try:
         yield lines[-1]
     finally:
-        _broker_script("stop", env, STOP_TIMEOUT_S)
+        _script(script, "stop", env, STOP_TIMEOUT_S)
+
+
+def _local_broker(data_dir: Path) -> Iterator[str]:
+    yield from _service(BROKER_SCRIPT, _broker_env(data_dir), _unavailable)
 
 
 @pytest.fixture(scope="session")
@@ -170,3 +189,36 @@ def topic_factory(kafka_bootstrap: str) -> Iterator[TopicFactory]:
             with contextlib.suppress(Exception):
                 admin.delete_topics(created)
         admin.close()
+
+
+def _no_registry(reason: str) -> NoReturn:
+    message = f"no schema registry for the Avro tests: {reason}"
+    if _in_ci():
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The Confluent-compatible API of a real schema registry (Apicurio Registry, in memory),
+    started for the session on a free loopback port: ``http://127.0.0.1:PORT/apis/ccompat/v6``."""
+    env = {k: v for k, v in os.environ.items() if k != "STREAMEVAL_REGISTRY_PORT"}
+    env["STREAMEVAL_REGISTRY_DATA_DIR"] = str(tmp_path_factory.mktemp("schema-registry"))
+    env["STREAMEVAL_REGISTRY_WATCH_PID"] = str(os.getpid())
+    yield from _service(REGISTRY_SCRIPT, env, _no_registry)
+
+
+def register_schema(registry_url: str, subject: str, schema: str) -> int:
+    """Registers an Avro schema under ``subject`` (Confluent's ``POST
+    /subjects/{subject}/versions``) and returns the id the registry gave it."""
+    request = urllib.request.Request(
+        f"{registry_url}/subjects/{subject}/versions",
+        data=json.dumps({"schema": schema}).encode(),
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        schema_id = json.loads(response.read())["id"]
+    if not isinstance(schema_id, int):
+        raise TypeError(f"the registry answered a schema id that is no integer: {schema_id!r}")
+    return schema_id

@@ -2,8 +2,10 @@
 for once), and every malformed record an outcome, never an exception.
 
 The registry here is a few lines of http.server speaking the one call the client makes
-(``GET /schemas/ids/{id}``, Confluent's REST API): it checks the client's caching and failure
-handling. It does not stand in for a real registry server; see the README on what was tried.
+(``GET /schemas/ids/{id}``, Confluent's REST API): it checks the client's caching; a registry
+that cannot be reached is a closed port. The client against a real registry server (Apicurio
+Registry): ``tests/integration/test_schema_registry.py`` and
+``tests/integration/test_mapped_input.py``.
 """
 
 from __future__ import annotations
