@@ -15,11 +15,14 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
 * ``load``     twice the design rate live through a broker (lag not growing, RSS drift ≤ 5 %), a
   flood of segment values (≤ max_segments + 1) and of never-clicked impressions (≤ the cap)
+* ``restart``  seconds from a SIGKILLed daemon's restart to /readyz 200 with the window state topic
+  ÷ without it, both clients, extrapolated to the design rate (target ≤ 30 s with it)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
-shared. ``daemon``, ``rebuild`` and ``load`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one
-is started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
+shared (``restart`` times wall clock: what a restart costs is elapsed time). ``daemon``,
+``rebuild``, ``load`` and ``restart`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one is
+started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
 (targets missed or not), 1 when one failed.
 """
 
@@ -47,6 +50,7 @@ SCRIPTS = {
     "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
     "load": "bench_load.py",
+    "restart": "bench_restart.py",
 }
 
 
