@@ -77,7 +77,7 @@ def run_script(script: str, quick: bool, out: Path, log: Path) -> tuple[int, flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 2-3 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 4 minutes)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table to FILE")
     parser.add_argument(
         "--only", default=None, metavar="NAME[,NAME…]", help=f"some of: {', '.join(SCRIPTS)}"
