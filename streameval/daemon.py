@@ -28,6 +28,7 @@ from prometheus_client import CollectorRegistry
 from streameval import __version__
 from streameval.config import Settings
 from streameval.events.decode import Invalid
+from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
 from streameval.export.server import MetricsServer
@@ -40,6 +41,7 @@ from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
+from streameval.log_limits import InvalidRecordLog
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -98,12 +100,18 @@ class Daemon:
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
         self._current: RawRecord | None = None
+        formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+        formats.check()  # a wrong mapping or schema file fails at start
         self._pipeline = Pipeline(
             settings.evaluation,
             dead_letter=self._dead_letter,
             persist=bool(settings.kafka.state_topic),
+            decoder_for=formats.by_topic_source,
         )
+        self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
+        # per partition: the state point (persisted_before) of its last successful commit
+        self._committed_state: dict[str, int] = {}
         self._longest_ms = max(settings.evaluation.windows)
         # records the re-reads needed that retention had deleted (since start)
         self._records_deleted = 0
@@ -177,7 +185,12 @@ class Daemon:
         topic = self._settings.kafka.state_topic
         if not topic:
             return None
-        state = StateTopic(topic, self._settings.kafka.group_id, self._client)
+        state = StateTopic(
+            topic,
+            self._settings.kafka.group_id,
+            self._client,
+            flush_timeout_s=min(10.0, max(1.0, self._intervals.commit_s)),
+        )
         n = state.read_to_end()
         _LOG.info("read %d state records from %s", n, topic)
         return state
@@ -299,6 +312,8 @@ class Daemon:
                 for first_ms, bucket in state.table.buckets(source, since, persisted):
                     pipeline.load_bucket(first_ms, bucket)
             pipeline.restore_source(source, cp.horizon_ms, cp.next_offset, persisted)
+            if persisted is not None:
+                self._committed_state[source] = persisted
         if full_reread:
             stream.seek_to_beginning(full_reread)
             rewound |= full_reread
@@ -386,7 +401,13 @@ class Daemon:
     def _commit(self, partitions: set[TopicPartition]) -> None:
         if self._stream is not None and partitions:
             self._persist(partitions)
-            self._stream.commit(self._commits(partitions))
+            commits = self._commits(partitions)
+            self._stream.commit(commits)
+            for tp, (_, checkpoint) in commits.items():
+                if checkpoint.persisted_before is not None:
+                    self._committed_state[source_of(tp.topic, tp.partition)] = (
+                        checkpoint.persisted_before
+                    )
 
     def _persist(self, partitions: set[TopicPartition]) -> None:
         """Write the buckets completed since the last commit to the state topic, tombstone those
@@ -400,10 +421,14 @@ class Daemon:
             return
         for source, start, bucket in buckets:
             state.write(source, start, bucket)
-        state.expire(
-            (source_of(tp.topic, tp.partition) for tp in partitions),
-            before - self._longest_ms - self._settings.evaluation.bucket,
-        )
+        # Tombstones only below what the last *committed* checkpoint may still load: a run killed
+        # between this flush and its commit is recovered from the checkpoint before it.
+        margin = self._longest_ms + self._settings.evaluation.bucket
+        for tp in partitions:
+            source = source_of(tp.topic, tp.partition)
+            committed = self._committed_state.get(source)
+            if committed is not None:
+                state.expire((source,), committed - margin)
         state.flush()
         self._pipeline.mark_persisted(before)
 
@@ -423,8 +448,9 @@ class Daemon:
 
     def _dead_letter(self, raw: bytes, invalid: Invalid, source: str) -> None:
         record = self._current
+        self._invalid_log.note(invalid, source)
         if record is not None and self._dlq.enabled:
-            self._dlq.send(record, invalid.reason)
+            self._dlq.send(record, invalid.reason, invalid.field)
 
     def _shutdown(self) -> None:
         stream = self._stream

@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON-lines log, or - for stdin")
-    p.add_argument("--config", metavar="FILE", help="TOML configuration (evaluation section)")
+    p.add_argument(
+        "--config", metavar="FILE", help="TOML configuration (evaluation and input sections)"
+    )
     p.add_argument(
         "--output",
         choices=("table", "json", "lists"),
@@ -44,8 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
+    from streameval.events.formats import Formats
     from streameval.pipeline import Pipeline
-    from streameval.replay import replay
+    from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
     from streameval.scored import ScoredList
 
@@ -57,8 +60,20 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     on_scored = print_list if args.output == "lists" else None
-    pipeline = Pipeline(settings.evaluation, on_scored=on_scored)
-    replay(pipeline, args.files, progress=args.progress, finish=not args.no_finish)
+    formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+    formats.check()
+    pipeline = Pipeline(
+        settings.evaluation,
+        on_scored=on_scored,
+        decoder_for=file_decoders(formats, args.files),
+    )
+    replay(
+        pipeline,
+        args.files,
+        progress=args.progress,
+        finish=not args.no_finish,
+        formats=formats,
+    )
     snapshot = pipeline.snapshot()
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)

@@ -75,10 +75,29 @@ _HELP: dict[str, str] = {
     "reported as of this event time, in Unix seconds.",
     names.CONSUMER_LAG: "Records behind the end of the log, by topic and partition.",
     names.BUILD_INFO: "Always 1; the label carries the streameval version.",
+    names.INTERLEAVING_LISTS: "Interleaved lists in the window where both rankers were shown "
+    "and a team earned credit (wins + losses + ties).",
+    names.INTERLEAVING_WINS: "Of those lists, the ones where the ranker's results earned more "
+    "credit than the opponent's.",
+    names.INTERLEAVING_TIES: "Of those lists, the ones where both earned the same credit.",
+    names.INTERLEAVING_PREFERENCE: "(wins - losses) / lists, in [-1, 1]: above 0 the ranker is "
+    "preferred to the opponent.",
+    names.INTERLEAVING_PREFERENCE_STDERR: "Standard error of streameval_interleaving_preference "
+    "(95% band = preference +/- 1.96 * stderr); omitted below 2 lists.",
+    names.INTERLEAVING_OUTCOMES_TOTAL: "Interleaved lists since start by ranker, opponent and "
+    "outcome (win, loss, tie, no_click).",
+    names.REGRESSION_STATISTIC: "Sequential detector statistic (interleaving: log of the "
+    "mixture likelihood ratio that the ranker is worse than the opponent).",
+    names.REGRESSION_THRESHOLD: "The statistic's alarm threshold (interleaving: log(1/alpha), "
+    "alpha bounding the chance of ever a false alarm).",
+    names.REGRESSION_ALARM: "1 while the detector's statistic is at or beyond its threshold.",
     names.STATE_RECORDS_INVALID_TOTAL: "Records of the state topic that were not a bucket of "
     "ours (corrupt or foreign): skipped; their partition is re-read in full.",
     names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
     "but the topic no longer held (deleted by retention since the commit).",
+    names.FORGOTTEN_IDS_TOTAL: "Remembered identities forgotten over their cap before their "
+    "time, by kind (judgment: a re-sent judgment may then count again; list: a click for that "
+    "list then counts unmatched instead of late).",
 }
 
 _GAUGES: tuple[str, ...] = (
@@ -100,6 +119,14 @@ _GAUGES: tuple[str, ...] = (
     names.HORIZON,
     names.CONSUMER_LAG,
     names.BUILD_INFO,
+    names.INTERLEAVING_LISTS,
+    names.INTERLEAVING_WINS,
+    names.INTERLEAVING_TIES,
+    names.INTERLEAVING_PREFERENCE,
+    names.INTERLEAVING_PREFERENCE_STDERR,
+    names.REGRESSION_STATISTIC,
+    names.REGRESSION_THRESHOLD,
+    names.REGRESSION_ALARM,
 )
 _COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,
@@ -111,8 +138,10 @@ _COUNTERS: tuple[str, ...] = (
     names.LATE_EVENTS_TOTAL,
     names.DUPLICATE_EVENTS_TOTAL,
     names.UNMATCHED_CLICKS_TOTAL,
+    names.INTERLEAVING_OUTCOMES_TOTAL,
     names.STATE_RECORDS_INVALID_TOTAL,
     names.REREAD_RECORDS_DELETED_TOTAL,
+    names.FORGOTTEN_IDS_TOTAL,
 )
 
 
@@ -183,6 +212,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_cumulative_families(snapshot))
     families.extend(_intake_families(snapshot))
     families.extend(_state_families(snapshot, version))
+    families.extend(_interleaving_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 
@@ -313,5 +343,43 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     invalid_state.add_metric([], snapshot.state_records_invalid)
     deleted = _counter(names.REREAD_RECORDS_DELETED_TOTAL)
     deleted.add_metric([], snapshot.reread_records_deleted)
-    families += [invalid_state, deleted]
+    forgotten = _counter(names.FORGOTTEN_IDS_TOTAL, ["kind"])
+    for kind in ("judgment", "list"):
+        forgotten.add_metric([kind], snapshot.forgotten_ids.get(kind, 0))
+    families += [invalid_state, deleted, forgotten]
     return families
+
+
+def _interleaving_families(snapshot: Snapshot) -> list[Metric]:
+    """DESIGN §10: the window figures per ordered ranker pair, the outcomes counter, and the
+    state of the ``interleaving`` detector (DESIGN §9 names)."""
+    labels = list(names.INTERLEAVING_LABELS)
+    lists = _gauge(names.INTERLEAVING_LISTS, labels)
+    wins = _gauge(names.INTERLEAVING_WINS, labels)
+    ties = _gauge(names.INTERLEAVING_TIES, labels)
+    preference = _gauge(names.INTERLEAVING_PREFERENCE, labels)
+    stderr = _gauge(names.INTERLEAVING_PREFERENCE_STDERR, labels)
+    for row in snapshot.interleaving:
+        values = [row.window, row.ranker, row.opponent]
+        lists.add_metric(values, row.lists)
+        wins.add_metric(values, row.wins)
+        ties.add_metric(values, row.ties)
+        pref = row.preference
+        if pref is not None:
+            preference.add_metric(values, pref)
+        err = row.stderr
+        if err is not None:
+            stderr.add_metric(values, err)
+    outcomes = _counter(names.INTERLEAVING_OUTCOMES_TOTAL, ["ranker", "opponent", "outcome"])
+    for (ranker, opponent, outcome), count in sorted(snapshot.interleaving_outcomes.items()):
+        outcomes.add_metric([ranker, opponent, outcome], count)
+    test_labels = ["detector", "ranker", "opponent"]
+    statistic = _gauge(names.REGRESSION_STATISTIC, test_labels)
+    threshold = _gauge(names.REGRESSION_THRESHOLD, test_labels)
+    alarm = _gauge(names.REGRESSION_ALARM, test_labels)
+    for test in snapshot.interleaving_tests:
+        values = [names.INTERLEAVING_DETECTOR, test.ranker, test.opponent]
+        statistic.add_metric(values, test.statistic)
+        threshold.add_metric(values, test.threshold)
+        alarm.add_metric(values, 1.0 if test.alarm else 0.0)
+    return [lists, wins, ties, preference, stderr, outcomes, statistic, threshold, alarm]

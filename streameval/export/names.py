@@ -48,6 +48,24 @@ BUILD_INFO = "streameval_build_info"  # label: version; value 1
 STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
 # extension: records a re-read needed that the topic's retention had deleted
 REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
+# extension: remembered identities forgotten over their caps before their time; label: kind
+FORGOTTEN_IDS_TOTAL = "streameval_forgotten_ids_total"
+
+# Interleaving (DESIGN §10), gauges, labels: window, ranker, opponent
+INTERLEAVING_LISTS = "streameval_interleaving_lists"
+INTERLEAVING_WINS = "streameval_interleaving_wins"
+INTERLEAVING_TIES = "streameval_interleaving_ties"
+INTERLEAVING_PREFERENCE = "streameval_interleaving_preference"
+INTERLEAVING_PREFERENCE_STDERR = "streameval_interleaving_preference_stderr"
+# counter, labels: ranker, opponent, outcome (win | loss | tie | no_click)
+INTERLEAVING_OUTCOMES_TOTAL = "streameval_interleaving_outcomes_total"
+# Regression detection (DESIGN §9), gauges; the interleaving detector's labels: detector,
+# ranker, opponent
+REGRESSION_STATISTIC = "streameval_regression_statistic"
+REGRESSION_THRESHOLD = "streameval_regression_threshold"
+REGRESSION_ALARM = "streameval_regression_alarm"
+INTERLEAVING_DETECTOR = "interleaving"
+INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
 WINDOW_LABELS = ("k", "window", "relevance")
 
@@ -81,7 +99,17 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
+        INTERLEAVING_LISTS,
+        INTERLEAVING_WINS,
+        INTERLEAVING_TIES,
+        INTERLEAVING_PREFERENCE,
+        INTERLEAVING_PREFERENCE_STDERR,
+        INTERLEAVING_OUTCOMES_TOTAL,
+        REGRESSION_STATISTIC,
+        REGRESSION_THRESHOLD,
+        REGRESSION_ALARM,
         STATE_RECORDS_INVALID_TOTAL,
         REREAD_RECORDS_DELETED_TOTAL,
+        FORGOTTEN_IDS_TOTAL,
     }
 )

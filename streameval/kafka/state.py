@@ -30,8 +30,6 @@ from streameval.windows.store import Bucket
 
 _LOG = logging.getLogger(__name__)
 _SEP = "\x1f"
-#: how long a flush may take before the commit that waits for it is skipped (retried later)
-_FLUSH_TIMEOUT_S = 30.0
 
 
 def state_key(group: str, source: str, start: int) -> bytes:
@@ -123,9 +121,19 @@ class StateTable:
 class StateTopic:
     """The state topic of ``group``: checked or created at start, read in full, written to."""
 
-    def __init__(self, topic: str, group: str, config: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        topic: str,
+        group: str,
+        config: Mapping[str, Any],
+        *,
+        flush_timeout_s: float = 5.0,
+    ) -> None:
         self._topic = topic
         self._group = group
+        #: how long a flush may wait before the commit that needs it is skipped (and the writes
+        #: sent again with the next one): bounded, so that an outage does not stall the reading
+        self._flush_timeout_s = flush_timeout_s
         _ensure_compacted(topic, config)
         self.table = StateTable(group)
         self._reader = JudgmentReader([topic], config, what="state")
@@ -178,7 +186,7 @@ class StateTopic:
         futures, self._futures = self._futures, []
         if not futures:
             return
-        self._producer.flush(timeout=_FLUSH_TIMEOUT_S)
+        self._producer.flush(timeout=self._flush_timeout_s)
         failed = [f.exception for f in futures if f.failed()]
         if failed or not all(f.is_done for f in futures):
             raise KafkaError(f"state topic write failed: {failed[0] if failed else 'timed out'}")

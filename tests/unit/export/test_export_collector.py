@@ -23,8 +23,10 @@ from streameval.snapshot import (
     CumulativeRow,
     EngagementRow,
     Intake,
+    InterleavingRow,
     Moments,
     NdcgRow,
+    PairTestRow,
     Snapshot,
 )
 
@@ -69,6 +71,9 @@ def full_snapshot() -> Snapshot:
         horizon_ms=None,
         consumer_lag={("search-clicks", 1): 42, ("search-impressions", 0): 0},
         ready=False,
+        interleaving=(InterleavingRow("5m", "ltr", "bm25", 3, 1, 1),),
+        interleaving_outcomes={("ltr", "bm25", "win"): 3},
+        interleaving_tests=(PairTestRow("ltr", "bm25", 3, 1, -0.2, 4.6, None),),
     )
 
 
@@ -333,3 +338,54 @@ def test_stderr_of_large_window_matches_textbook_formula() -> None:
     assert registry_for(snapshot).get_sample_value(names.NDCG_STDERR, labels) == pytest.approx(
         expected
     )
+
+
+def test_state_and_memory_counters() -> None:
+    """The state topic's skipped records, the records retention took from a re-read, and the
+    identities forgotten over their caps: counters with exactly the snapshot's values."""
+    registry = CollectorRegistry()
+    snapshot = Snapshot(
+        segment_labels=("ranker", "arm"),
+        windows=("1m",),
+        ks=(1,),
+        state_records_invalid=3,
+        reread_records_deleted=1_234,
+        forgotten_ids={"list": 2},
+    )
+    registry.register(SnapshotCollector(lambda: snapshot, version="t"))
+    got = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+    }
+    assert got[(names.STATE_RECORDS_INVALID_TOTAL, ())] == 3
+    assert got[(names.REREAD_RECORDS_DELETED_TOTAL, ())] == 1_234
+    assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "list"),))] == 2
+    assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "judgment"),))] == 0
+
+
+def test_interleaving_families() -> None:
+    families = {f.name: f for f in registry_for(full_snapshot()).collect()}
+    labels = {"window": "5m", "ranker": "ltr", "opponent": "bm25"}
+
+    def value(name: str) -> float:
+        (sample,) = families[name].samples
+        return sample.value
+
+    (lists,) = families[names.INTERLEAVING_LISTS].samples
+    assert lists.labels == labels
+    # wins 3, losses 1, ties 1: lists 5, preference (3 - 1) / 5 = 0.4;
+    # var = (4 - 5 * 0.16) / 4 = 0.8, stderr = sqrt(0.8 / 5) = 0.4
+    assert (lists.value, value(names.INTERLEAVING_WINS), value(names.INTERLEAVING_TIES)) == (
+        5,
+        3,
+        1,
+    )
+    assert value(names.INTERLEAVING_PREFERENCE) == pytest.approx(0.4)
+    assert value(names.INTERLEAVING_PREFERENCE_STDERR) == pytest.approx(0.4)
+    (outcome,) = families[names.INTERLEAVING_OUTCOMES_TOTAL.removesuffix("_total")].samples
+    assert outcome.labels == {"ranker": "ltr", "opponent": "bm25", "outcome": "win"}
+    (alarm,) = families[names.REGRESSION_ALARM].samples
+    assert alarm.labels == {"detector": "interleaving", "ranker": "ltr", "opponent": "bm25"}
+    assert alarm.value == 0.0  # statistic -0.2 below its threshold 4.6
+    assert value(names.REGRESSION_THRESHOLD) == pytest.approx(4.6)
