@@ -189,6 +189,7 @@ class Daemon:
             topic,
             self._settings.kafka.group_id,
             self._client,
+            bucket_ms=self._settings.evaluation.bucket,
             flush_timeout_s=min(10.0, max(1.0, self._intervals.commit_s)),
         )
         n = state.read_to_end()

@@ -51,8 +51,9 @@ class StateTable:
     """This group's finalized buckets as the state topic holds them: per source partition and
     bucket start. Pure: records in, buckets out; no I/O."""
 
-    def __init__(self, group: str) -> None:
+    def __init__(self, group: str, bucket_ms: int = 10_000) -> None:
         self._group = group
+        self._bucket_ms = bucket_ms
         self._buckets: dict[str, dict[int, Bucket]] = {}
         self._bad: set[str] = set()
         #: records that were not a bucket of ours (``streameval_state_records_invalid_total``)
@@ -114,8 +115,17 @@ class StateTable:
 
     def view(self) -> Mapping[str, Mapping[int, Bucket]]:
         """The group's finalized buckets per partition (read-only: do not change them). Each
-        partition's buckets are complete up to the horizon its owner last persisted."""
+        partition's buckets are complete up to the horizon its owner last persisted
+        (:meth:`complete_before`)."""
         return self._buckets
+
+    def complete_before(self, source: str) -> int | None:
+        """The start of the bucket after the newest one the state holds for ``source``: as far
+        as the group-wide view of that partition goes (None: nothing held)."""
+        buckets = self._buckets.get(source)
+        if not buckets:
+            return None
+        return max(buckets) + self._bucket_ms
 
 
 class StateTopic:
@@ -127,6 +137,7 @@ class StateTopic:
         group: str,
         config: Mapping[str, Any],
         *,
+        bucket_ms: int = 10_000,
         flush_timeout_s: float = 5.0,
     ) -> None:
         self._topic = topic
@@ -135,7 +146,7 @@ class StateTopic:
         #: sent again with the next one): bounded, so that an outage does not stall the reading
         self._flush_timeout_s = flush_timeout_s
         _ensure_compacted(topic, config)
-        self.table = StateTable(group)
+        self.table = StateTable(group, bucket_ms)
         self._reader = JudgmentReader([topic], config, what="state")
         try:
             self._producer = KafkaProducer(

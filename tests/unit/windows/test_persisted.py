@@ -94,3 +94,5 @@ def test_the_table_applies_values_tombstones_and_counts_what_is_not_ours() -> No
     assert table.invalid == 2
     assert table.is_bad("t/1") and not table.is_bad("t/0")
     assert set(table.view()) == {"t/0"}
+    assert table.complete_before("t/0") == 20_000  # the bucket at 10 s is the newest held
+    assert table.complete_before("t/1") is None
