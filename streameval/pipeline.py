@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from streameval.config import EvaluationSettings
 from streameval.events.decode import Decoder, Invalid, dedup_key
 from streameval.events.models import Impression, Judgment
-from streameval.finalized import ListConsumer
+from streameval.finalized import JudgedEarlyConsumer, ListConsumer
 from streameval.intake import IntakeCounters
 from streameval.join import (
     InteractionGrades,
@@ -64,6 +64,8 @@ class Pipeline:
         self._settings = settings
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
+        #: those of them that take judged scores once the watermark passes the impression
+        self._early = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
         self._decode = Decoder(settings.max_record_bytes)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
@@ -95,6 +97,7 @@ class Pipeline:
             segment_of=self._segments.segment_of,
             max_open_lists=settings.max_open_lists,
             max_pending_clicks=settings.max_pending_clicks,
+            track_passed=bool(self._early),
         )
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
@@ -108,6 +111,8 @@ class Pipeline:
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop)
         self._due: float = math.inf
+        # the watermark at which a list's impression is passed (judged scores handed early)
+        self._early_due: float = math.inf
         self._finished = False
 
     def reset(self) -> None:
@@ -119,6 +124,8 @@ class Pipeline:
         self._intake.pending -= waiting
         self._intake.unmatched += waiting
         self._start_stream()
+        for consumer in self._early:
+            consumer.reset()
 
     # --- intake -----------------------------------------------------------------------------
 
@@ -182,9 +189,7 @@ class Pipeline:
                     self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
             if outcome is Outcome.ACCEPTED:
-                due = ts + self._attribution  # when this list is finalized
-                self._due = min(self._due, due)
-                self._evict_over_cap()
+                self._opened(ts)
             kind = "impression"
         else:
             key = dedup_key(event, raw)
@@ -195,9 +200,20 @@ class Pipeline:
             kind = "click"
         tracker.observe(source, ts)
         watermark = tracker.watermark
-        if watermark is not None and watermark >= self._due:
-            self.advance()
+        if watermark is not None:
+            if watermark >= self._early_due:
+                self._pass_judged(watermark)
+            if watermark >= self._due:
+                self.advance()
         return _OFFERED[outcome, kind]
+
+    def _opened(self, ts: int) -> None:
+        """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
+        due = ts + self._attribution  # when this list is finalized
+        self._due = min(self._due, due)
+        if self._early and ts < self._early_due:
+            self._early_due = ts + 1
+        self._evict_over_cap()
 
     def offer_judgment(
         self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1
@@ -278,6 +294,8 @@ class Pipeline:
         if watermark is None:
             return
         joiner = self._joiner
+        if self._early:
+            self._pass_judged(watermark)
         for lst in joiner.finalize(watermark):
             self._fold(lst)
         expired = joiner.expire_pending(watermark)
@@ -300,12 +318,19 @@ class Pipeline:
         if self._finished:
             return
         self._finished = True
+        newest = self._watermark.newest
+        if self._early:
+            for lst in self._joiner.passed(math.inf):
+                self._hand_judged(lst)
+            if newest is not None:
+                end = bucket_start(newest, self._settings.bucket) + self._settings.bucket
+                for early in self._early:
+                    early.advance_judged(end)
         for lst in self._joiner.finalize_all():
             self._fold(lst)
         expired = self._joiner.expire_pending(None)
         self._intake.pending -= expired
         self._intake.unmatched += expired
-        newest = self._watermark.newest
         if newest is not None:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
@@ -318,6 +343,19 @@ class Pipeline:
         at ``horizon_ms`` having read up to ``next_offset``. Records before that offset and lists
         at or before that horizon rebuild the state without being counted again."""
         self._counted[source] = (horizon_ms, next_offset)
+
+    def _pass_judged(self, watermark: int) -> None:
+        """Hand the judged score of every list whose impression the watermark passed."""
+        for lst in self._joiner.passed(watermark):
+            self._hand_judged(lst)
+        self._early_due = self._joiner.next_passed()
+        for consumer in self._early:
+            consumer.advance_judged(watermark)
+
+    def _hand_judged(self, lst: OpenList) -> None:
+        scored = self._scorer.score_judged(lst, self._judgments)
+        for consumer in self._early:
+            consumer.add_judged(scored)
 
     def _fold(self, lst: OpenList) -> None:
         scored = self._scorer.score(lst, self._judgments)

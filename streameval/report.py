@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from streameval.scored import ScoredList
-from streameval.snapshot import Intake, Snapshot
+from streameval.snapshot import DetectionRow, Intake, Snapshot
 
 
 def _segment(labels: tuple[str, ...], values: tuple[str, ...]) -> dict[str, str]:
@@ -56,8 +56,33 @@ def windows_json(snapshot: Snapshot) -> list[dict[str, Any]]:
     return rows
 
 
+def detection_json(labels: tuple[str, ...], rows: tuple[DetectionRow, ...]) -> list[dict[str, Any]]:
+    """DESIGN §7's ``"detection"`` rows: one per detector and series."""
+    return [
+        {
+            "detector": row.detector,
+            "k": row.k,
+            "relevance": row.relevance,
+            "segment": _segment(labels, row.segment),
+            "statistic": row.statistic,
+            "threshold": row.threshold,
+            "alarm": row.alarm,
+            "first_alarm": row.first_alarm_ms,
+        }
+        for row in rows
+    ]
+
+
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
-    """``replay --output json``: the final windows and the intake accounting."""
+    """``replay --output json``: the final windows, the intake accounting and, with detectors,
+    their rows."""
+    out = _snapshot_json(snapshot)
+    if snapshot.detection:
+        out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
+    return out
+
+
+def _snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "windows": windows_json(snapshot),
         "intake": intake_json(snapshot.intake),

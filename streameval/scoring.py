@@ -75,13 +75,38 @@ class ListScorer:
         # whether a doc repeats (it then gains only at its first position): asked once per list
         doc_ids = lst.doc_ids
         unique = len(set(doc_ids)) == len(doc_ids)
+        early = lst.early
+        if early is not None and early[0] == judgments.version(lst.query_id):
+            judged = early[1]  # scored when the watermark passed it; no judgment changed since
+        else:
+            judged = self._judged(lst, judgments, unique)
         return ScoredList(
             lst.request_id,
             lst.query_id,
             lst.timestamp,
             lst.labels,
             lst.segment,
-            (self._implicit(lst, unique), self._judged(lst, judgments, unique)),
+            (self._implicit(lst, unique), judged),
+            lst.clicked,
+            lst.first_click_rank,
+            lst.interacted,
+        )
+
+    def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
+        """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait
+        for clicks). Remembered on the list, with the judgment table's version of its query, so
+        that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
+        windows still see the judgments known at finalization)."""
+        doc_ids = lst.doc_ids
+        judged = self._judged(lst, judgments, len(set(doc_ids)) == len(doc_ids))
+        lst.early = (judgments.version(lst.query_id), judged)
+        return ScoredList(
+            lst.request_id,
+            lst.query_id,
+            lst.timestamp,
+            lst.labels,
+            lst.segment,
+            (judged,),
             lst.clicked,
             lst.first_click_rank,
             lst.interacted,

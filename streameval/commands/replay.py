@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
+    from streameval.detect import detectors_for, with_detection
     from streameval.pipeline import Pipeline
     from streameval.replay import replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
@@ -57,9 +58,11 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     on_scored = print_list if args.output == "lists" else None
-    pipeline = Pipeline(settings.evaluation, on_scored=on_scored)
+    detectors = detectors_for(settings)
+    consumers = () if detectors is None else (detectors,)
+    pipeline = Pipeline(settings.evaluation, on_scored=on_scored, consumers=consumers)
     replay(pipeline, args.files, progress=args.progress, finish=not args.no_finish)
-    snapshot = pipeline.snapshot()
+    snapshot = with_detection(pipeline.snapshot(), detectors)
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)
         out.write("\n")

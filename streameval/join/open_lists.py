@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from streameval.events.models import Click, Impression
+from streameval.scored import SourceScore
 from streameval.snapshot import Segment
 
 
@@ -54,6 +55,7 @@ class OpenList:
         "clicked",
         "counted_before",
         "doc_ids",
+        "early",
         "first_click_rank",
         "grades",
         "interaction_keys",
@@ -79,6 +81,9 @@ class OpenList:
         self.first_click_rank: int | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
+        #: its judged score taken when the watermark passed the impression, with the judgment
+        #: table's version of its query then (reused at finalization if still current)
+        self.early: tuple[int, SourceScore] | None = None
 
     def attach(self, click: Click, key: str | bytes, grade: float) -> bool:
         """Add an interaction; False if the same one was already attached."""
@@ -119,6 +124,7 @@ class Joiner:
         segment_of: Callable[[Mapping[str, str]], Segment],
         max_open_lists: int,
         max_pending_clicks: int,
+        track_passed: bool = False,
     ) -> None:
         self._attribution_ms = attribution_ms
         self._grades = grades
@@ -127,6 +133,10 @@ class Joiner:
         self._max_pending = max_pending_clicks
         self._open: dict[str, OpenList] = {}
         self._deadlines: list[tuple[int, int, str]] = []  # (impression ts, seq, request_id)
+        # lists the watermark has not passed yet (for judged scores without the attribution
+        # wait), kept only when asked for: (impression ts, seq, request_id)
+        self._track_passed = track_passed
+        self._unpassed: list[tuple[int, int, str]] = []
         self._seq = 0
         # recently finalized request ids (hashed), to tell "late" from "unmatched" clicks
         self._finalized: dict[int, int] = {}
@@ -152,6 +162,8 @@ class Joiner:
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
+        if self._track_passed:
+            heapq.heappush(self._unpassed, (impression.timestamp, self._seq, rid))
         resolved: list[tuple[Outcome, bool]] = []
         waiting = self._pending.pop(rid, None)
         if waiting:
@@ -204,6 +216,20 @@ class Joiner:
                 self._remember_finalized(rid, ts)
                 yield lst
         self._forget_finalized(cutoff - self._attribution_ms)
+
+    def passed(self, watermark: float) -> Iterator[OpenList]:
+        """Hand out (once, in impression-time order) every open list whose impression is before
+        ``watermark`` (``track_passed`` only): no impression before it can still be accepted."""
+        unpassed = self._unpassed
+        while unpassed and unpassed[0][0] < watermark:
+            ts, _, rid = heapq.heappop(unpassed)
+            lst = self._open.get(rid)
+            if lst is not None and lst.timestamp == ts:
+                yield lst
+
+    def next_passed(self) -> float:
+        """The smallest watermark at which :meth:`passed` has a list to hand out."""
+        return self._unpassed[0][0] + 1 if self._unpassed else math.inf
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work
