@@ -170,7 +170,7 @@ class EvaluationSettings(BaseModel):
             raise ValueError("ks: each cutoff may appear once")
         if len(set(self.segment_labels)) != len(self.segment_labels):
             raise ValueError("segment_labels: each label may appear once")
-        reserved = {"k", "window", "relevance", "outcome"}
+        reserved = {"k", "window", "relevance", "outcome", "detector"}
         if clash := reserved.intersection(self.segment_labels):
             raise ValueError(f"segment_labels: {sorted(clash)} are reserved label names")
         return self

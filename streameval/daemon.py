@@ -24,6 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from streameval import __version__
 from streameval.config import Settings
+from streameval.detect import detectors_for, with_detection
 from streameval.events.decode import Invalid
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
@@ -94,8 +95,15 @@ class Daemon:
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
         self._current: RawRecord | None = None
-        self._pipeline = Pipeline(settings.evaluation, dead_letter=self._dead_letter)
-        self._box = SnapshotBox(self._pipeline.snapshot())
+        self._lag: dict[tuple[str, int], int] = {}
+        # the regression detectors: one more consumer of finalized lists (DESIGN §9)
+        self._detectors = detectors_for(settings)
+        self._pipeline = Pipeline(
+            settings.evaluation,
+            dead_letter=self._dead_letter,
+            consumers=() if self._detectors is None else (self._detectors,),
+        )
+        self._box = SnapshotBox(self._snapshot())
         self._ready = False
         # when the loop last heard from the brokers (a lag measurement: end offsets asked and
         # answered); /readyz is 503 once it is older than _stale_s (a broker outage)
@@ -104,7 +112,6 @@ class Daemon:
         self._stale_s = 3 * max(iv.lag_s, iv.commit_s)
         # end offsets to reach before /readyz says ready (None: no assignment yet)
         self._catch_up_to: dict[TopicPartition, int] | None = None
-        self._lag: dict[tuple[str, int], int] = {}
         self._stream: Stream | None = None
         self._registry = CollectorRegistry()
         self._registry.register(SnapshotCollector(self._box.get, version=__version__))
@@ -122,6 +129,9 @@ class Daemon:
             tls_keyfile=m.tls_keyfile,
             basic_auth=auth,
         )
+
+    def _snapshot(self) -> Snapshot:
+        return with_detection(self._pipeline.snapshot(consumer_lag=self._lag), self._detectors)
 
     @property
     def ready(self) -> bool:
@@ -207,7 +217,7 @@ class Daemon:
                     except KafkaError as exc:  # a broker outage: the next commit tries again
                         _LOG.warning("commit failed, retried at the next interval: %s", exc)
                 if snapshot_due() or not self._ready:
-                    self._box.publish(pipeline.snapshot(consumer_lag=self._lag))
+                    self._box.publish(self._snapshot())
         finally:
             if judgments is not None:
                 judgments.close()

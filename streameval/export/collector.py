@@ -33,7 +33,7 @@ KNOWN_EVENT_TYPES: tuple[str, ...] = ("impression", "click", "judgment")
 
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 #: Label names the collector uses itself next to the segment labels.
-_OWN_LABELS = frozenset(names.WINDOW_LABELS)
+_OWN_LABELS = frozenset((*names.WINDOW_LABELS, *names.DETECTION_LABELS))
 
 _HELP: dict[str, str] = {
     names.NDCG: "Mean NDCG@k of the lists whose impression falls in the window, as of the "
@@ -75,6 +75,18 @@ _HELP: dict[str, str] = {
     "reported as of this event time, in Unix seconds.",
     names.CONSUMER_LAG: "Records behind the end of the log, by topic and partition.",
     names.BUILD_INFO: "Always 1; the label carries the streameval version.",
+    names.REGRESSION_STATISTIC: "CUSUM statistic of the regression detector (log-likelihood "
+    "ratio of a drop of detection.min_relative_drop against none, accumulated per bucket).",
+    names.REGRESSION_THRESHOLD: "Threshold of the regression detector: the alarm holds while "
+    "the statistic is at or above it (log of the false-alarm period in buckets, Lorden 1971).",
+    names.REGRESSION_ALARM: "1 while the regression detector's statistic is at or beyond its "
+    "threshold, else 0.",
+    names.REGRESSION_SHIFT: "Estimated shift of NDCG@k behind the detector (negative = a drop; "
+    "vs_control: against the control arm, vs_baseline: against its own past), over the "
+    "current excursion of the statistic.",
+    names.REGRESSION_SHIFT_STDERR: "Standard error of streameval_regression_shift.",
+    names.REGRESSION_FIRST_ALARM: "Event time of the bucket at which the detector's alarm "
+    "first held, in Unix seconds (absent until it has).",
 }
 
 _GAUGES: tuple[str, ...] = (
@@ -96,6 +108,12 @@ _GAUGES: tuple[str, ...] = (
     names.HORIZON,
     names.CONSUMER_LAG,
     names.BUILD_INFO,
+    names.REGRESSION_STATISTIC,
+    names.REGRESSION_THRESHOLD,
+    names.REGRESSION_ALARM,
+    names.REGRESSION_SHIFT,
+    names.REGRESSION_SHIFT_STDERR,
+    names.REGRESSION_FIRST_ALARM,
 )
 _COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,
@@ -177,6 +195,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_cumulative_families(snapshot))
     families.extend(_intake_families(snapshot))
     families.extend(_state_families(snapshot, version))
+    families.extend(_detection_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 
@@ -304,3 +323,30 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     build.add_metric([version], 1)
     families += [watermark, horizon, lag, build]
     return families
+
+
+def _detection_families(snapshot: Snapshot) -> list[Metric]:
+    labels = [*names.DETECTION_LABELS, *snapshot.segment_labels]
+    statistic = _gauge(names.REGRESSION_STATISTIC, labels)
+    threshold = _gauge(names.REGRESSION_THRESHOLD, labels)
+    alarm = _gauge(names.REGRESSION_ALARM, labels)
+    shift = _gauge(names.REGRESSION_SHIFT, labels)
+    stderr = _gauge(names.REGRESSION_SHIFT_STDERR, labels)
+    first = _gauge(names.REGRESSION_FIRST_ALARM, labels)
+    for row in snapshot.detection:
+        values = [
+            row.detector,
+            str(row.k),
+            row.relevance,
+            *_segment_values(row.segment, snapshot.segment_labels, "detection"),
+        ]
+        statistic.add_metric(values, row.statistic)
+        threshold.add_metric(values, row.threshold)
+        alarm.add_metric(values, 1.0 if row.alarm else 0.0)
+        if row.shift is not None:
+            shift.add_metric(values, row.shift)
+        if row.shift_stderr is not None:
+            stderr.add_metric(values, row.shift_stderr)
+        if row.first_alarm_ms is not None:
+            first.add_metric(values, _seconds(row.first_alarm_ms))
+    return [statistic, threshold, alarm, shift, stderr, first]

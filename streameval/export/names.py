@@ -43,7 +43,17 @@ HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
 CONSUMER_LAG = "streameval_consumer_lag"  # labels: topic, partition
 BUILD_INFO = "streameval_build_info"  # label: version; value 1
 
+# Regression detectors (gauges, DESIGN §9), labels: detector, k, relevance, + segment labels
+REGRESSION_STATISTIC = "streameval_regression_statistic"
+REGRESSION_THRESHOLD = "streameval_regression_threshold"
+REGRESSION_ALARM = "streameval_regression_alarm"
+REGRESSION_SHIFT = "streameval_regression_shift"  # extension: estimated shift of NDCG@k
+REGRESSION_SHIFT_STDERR = "streameval_regression_shift_stderr"  # extension: its standard error
+#: extension: event time (Unix seconds) of the bucket at which the alarm first held
+REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
+
 WINDOW_LABELS = ("k", "window", "relevance")
+DETECTION_LABELS = ("detector", "k", "relevance")
 
 #: Every sample name streameval exposes (what dashboards and rules may refer to).
 ALL: frozenset[str] = frozenset(
@@ -75,5 +85,11 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
+        REGRESSION_STATISTIC,
+        REGRESSION_THRESHOLD,
+        REGRESSION_ALARM,
+        REGRESSION_SHIFT,
+        REGRESSION_SHIFT_STDERR,
+        REGRESSION_FIRST_ALARM,
     }
 )
