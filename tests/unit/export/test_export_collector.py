@@ -16,6 +16,7 @@ from streameval.export.collector import (
     validate_segment_labels,
 )
 from streameval.snapshot import (
+    DetectionRow,
     CumulativeRow,
     EngagementRow,
     Intake,
@@ -65,6 +66,24 @@ def full_snapshot() -> Snapshot:
         horizon_ms=None,
         consumer_lag={("search-clicks", 1): 42, ("search-impressions", 0): 0},
         ready=False,
+        detection=(
+            # alarmed: statistic 13.5 over threshold 12.47, first at the bucket 1_700_000_000_000
+            DetectionRow(
+                "vs_control",
+                "judged",
+                TREATMENT,
+                10,
+                13.5,
+                12.47,
+                True,
+                1_700_000_000_000,
+                shift=-0.02,
+                shift_stderr=0.005,
+                bucket_ms=1_700_000_010_000,
+            ),
+            # quiet and still warming up: no shift yet, never fired
+            DetectionRow("vs_baseline", "implicit", CONTROL, 10, 0.0, 12.47, False, None),
+        ),
     )
 
 
@@ -235,6 +254,31 @@ def test_exposition_round_trip_names_are_the_contract() -> None:
     assert names.ALL - sample_names == {names.HORIZON}
     counters = {f.name for f in families if f.type == "counter"}
     assert {f"{c}_total" for c in counters} == {n for n in names.ALL if n.endswith("_total")}
+
+
+def test_regression_metrics_carry_detector_k_relevance_and_segment_labels() -> None:
+    families = {f.name: f for f in registry_for(full_snapshot()).collect()}
+
+    def by_detector(name: str) -> dict[str, float]:
+        return {s.labels["detector"]: s.value for s in families[name].samples}
+
+    assert by_detector(names.REGRESSION_STATISTIC) == {"vs_control": 13.5, "vs_baseline": 0.0}
+    assert by_detector(names.REGRESSION_THRESHOLD) == {"vs_control": 12.47, "vs_baseline": 12.47}
+    assert by_detector(names.REGRESSION_ALARM) == {"vs_control": 1.0, "vs_baseline": 0.0}
+    # shift, its stderr and the first alarm only where known
+    assert by_detector(names.REGRESSION_SHIFT) == {"vs_control": -0.02}
+    assert by_detector(names.REGRESSION_SHIFT_STDERR) == {"vs_control": 0.005}
+    assert by_detector(names.REGRESSION_FIRST_ALARM) == {"vs_control": 1_700_000_000.0}
+    (sample,) = [
+        s for s in families[names.REGRESSION_ALARM].samples if s.labels["detector"] == "vs_control"
+    ]
+    assert sample.labels == {
+        "detector": "vs_control",
+        "k": "10",
+        "relevance": "judged",
+        "ranker": "ltr",
+        "arm": "treatment",
+    }
 
 
 def test_one_snapshot_per_scrape_and_describe_does_not_call_source() -> None:
