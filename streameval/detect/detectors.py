@@ -201,10 +201,10 @@ class Detectors:
     # --- per bucket ---------------------------------------------------------------------------
 
     def _close(self, relevance: str, horizon_ms: int) -> None:
-        end = horizon_ms - horizon_ms % self._bucket
         closed = self._closed[relevance]
-        if closed is not None and end <= closed:
-            return
+        if closed is not None and horizon_ms < closed + self._bucket:
+            return  # no bucket completed since the last call (most calls)
+        end = horizon_ms - horizon_ms % self._bucket
         self._closed[relevance] = end
         pending = self._pending[relevance]
         if not pending:
@@ -247,35 +247,31 @@ class Detectors:
         control = control_parts[0] if len(control_parts) == 1 else _merge(control_parts)
         pooled = self._track(_CONTROL, relevance, k)
         fallback = pooled.level.mean
+        # every other segment against the control's references as of before this bucket
+        others: list[tuple[Segment, tuple[float, float, float]]] = []
         for segment, per_query in segments.items():
             if self._is_control(segment):
                 continue
-            series = self._series_of(VS_CONTROL, relevance, segment, k)
-            if fallback is None:
-                continue  # the control has no history yet
-            n, s, ss = _residuals(per_query, pooled.refs, fallback)
+            self._series_of(VS_CONTROL, relevance, segment, k)  # exported from the first list
+            if fallback is not None:
+                others.append((segment, _residuals(per_query, pooled.refs, fallback)))
+        # the control's own residuals (against the same references), then it learns the bucket
+        n_c, s_c, ss_c = _learn(pooled, b, control, fallback) if control else (0.0, 0.0, 0.0)
+        var_c = pooled.vs_control.variance
+        ready_c = n_c > 0 and var_c and pooled.vs_control.weight >= spec.min_lists
+        for segment, (n, s, ss) in others:
             own = self._track(segment, relevance, k).vs_control
-            var_s, var_c = own.variance, pooled.vs_control.variance
-            if (
-                n > 0
-                and control
-                and var_s
-                and var_c
-                and own.weight >= spec.min_lists
-                and pooled.vs_control.weight >= spec.min_lists
-            ):
-                n_c, s_c, _ = _residuals(control, pooled.refs, fallback)
+            var_s = own.variance
+            if ready_c and n > 0 and var_s and own.weight >= spec.min_lists and fallback:
                 d = s / n - s_c / n_c
-                v = var_s / n + var_c / n_c
+                v = var_s / n + var_c / n_c  # type: ignore[operator]
                 delta = spec.min_relative_drop * abs(fallback)
-                if delta > 0.0:
-                    series.step(b, d, v, delta=delta, h=self._h, cap=self._cap)
+                self._series_of(VS_CONTROL, relevance, segment, k).step(
+                    b, d, v, delta=delta, h=self._h, cap=self._cap
+                )
             own.add(b, n, s, ss)
-        if not control:
-            return
-        if fallback is not None:
-            pooled.vs_control.add(b, *_residuals(control, pooled.refs, fallback))
-        _learn(pooled, b, control)
+        if fallback is not None and n_c > 0:
+            pooled.vs_control.add(b, n_c, s_c, ss_c)
 
     def _step_vs_baseline(
         self, relevance: str, k: int, b: int, segment: Segment, per_query: dict[str, Agg]
@@ -284,12 +280,14 @@ class Detectors:
         track = self._track(segment, relevance, k)
         series = self._series_of(VS_BASELINE, relevance, segment, k)
         refs = track.refs
+        get, update = refs.get, refs.update
         new_ref = track.new_level.mean
         n_k = s_k = ss_k = 0.0  # queries with a reference
         n_n = s_n = ss_n = 0.0  # new queries, against the recent mean of new queries
         c_new = t_new = tt_new = 0.0
+        n_all = t_all = tt_all = 0.0
         for q, (c, t, tt) in per_query.items():
-            entry = refs.get(q)
+            entry = get(q)
             if entry is not None:
                 ref = entry[1]
                 n_k += c
@@ -303,6 +301,10 @@ class Detectors:
                     n_n += c
                     s_n += t - c * new_ref
                     ss_n += tt - 2.0 * new_ref * t + c * new_ref * new_ref
+            update(q, b, c, t)  # after its residual: the reference learns the bucket
+            n_all += c
+            t_all += t
+            tt_all += tt
         strata = []
         if track.known.weight >= spec.min_lists and track.known.variance:
             strata.append((int(n_k), s_k, track.known.variance))
@@ -317,7 +319,7 @@ class Detectors:
         track.new.add(b, n_n, s_n, max(ss_n, 0.0))
         if c_new:
             track.new_level.add(b, c_new, t_new, tt_new)
-        _learn(track, b, per_query)
+        track.level.add(b, n_all, t_all, tt_all)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -364,13 +366,26 @@ def _residuals(
     return n, s, max(ss, 0.0)
 
 
-def _learn(track: _Track, b: int, per_query: dict[str, Agg]) -> None:
-    """The bucket's lists join the references and the level (after being tested)."""
+def _learn(
+    track: _Track, b: int, per_query: dict[str, Agg], fallback: float | None
+) -> tuple[float, float, float]:
+    """The bucket's lists join the references and the level (after being tested); returns the
+    count, sum and sum of squares of their residuals against the references as they were
+    (``fallback`` for a query without one; zeros when ``fallback`` is None)."""
     n = s = ss = 0.0
-    update = track.refs.update
+    t_all = tt_all = 0.0
+    get, update = track.refs.get, track.refs.update
     for q, (c, t, tt) in per_query.items():
-        update(q, b, int(c), t)
+        if fallback is not None:
+            entry = get(q)
+            ref = fallback if entry is None else entry[1]
+            s += t - c * ref
+            ss += tt - 2.0 * ref * t + c * ref * ref
+        update(q, b, c, t)
         n += c
-        s += t
-        ss += tt
-    track.level.add(b, n, s, ss)
+        t_all += t
+        tt_all += tt
+    track.level.add(b, n, t_all, tt_all)
+    if fallback is None:
+        return 0.0, 0.0, 0.0
+    return n, s, max(ss, 0.0)

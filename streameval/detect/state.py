@@ -53,42 +53,57 @@ class QueryReferences:
     """Per query, the exponentially weighted mean NDCG@k of its own past lists: the reference
     a new list of that query is compared with.
 
-    Bounded: at most ``capacity`` queries, the least recently updated forgotten first (a dict
-    keeps insertion order, and an update re-inserts its query at the end). A forgotten query is
-    treated as new when it comes back.
+    Bounded: when more than ``capacity`` × 5/4 queries are held, the least recently updated
+    are forgotten down to ``capacity`` (amortized: one sort per ``capacity`` / 4 new queries). A
+    forgotten query is treated as new when it comes back.
     """
 
-    __slots__ = ("_capacity", "_half_life", "_refs")
+    __slots__ = ("_capacity", "_factors", "_half_life", "_limit", "_refs")
 
     def __init__(self, half_life_ms: int, capacity: int) -> None:
         self._half_life = half_life_ms
         self._capacity = capacity
-        # query_id -> [weight, mean, t_ms of the last update]
+        self._limit = capacity + max(1, capacity // 4)
+        # query_id -> [weight as of t, mean, t_ms of the last update]
         self._refs: dict[str, list[float]] = {}
+        # decay factor by elapsed time (elapsed times are whole buckets: few distinct values)
+        self._factors: dict[float, float] = {}
 
     def get(self, query_id: str) -> list[float] | None:
         """``[weight, mean, t_ms]`` (weight as of ``t_ms``; do not modify), or None."""
         return self._refs.get(query_id)
 
-    def update(self, query_id: str, t_ms: int, count: int, total: float) -> None:
+    def update(self, query_id: str, t_ms: int, count: float, total: float) -> None:
         """Fold ``count`` lists of ``query_id`` (NDCG sum ``total``) observed at ``t_ms``."""
-        entry = self._refs.pop(query_id, None)
+        entry = self._refs.get(query_id)
         if entry is None:
-            weight = float(count)
-            mean = total / count
+            self._refs[query_id] = [count, total / count, t_ms]
+            if len(self._refs) > self._limit:
+                self._shrink()
+            return
+        elapsed = t_ms - entry[2]
+        if elapsed > 0:
+            factor = self._factors.get(elapsed)
+            if factor is None:
+                if len(self._factors) > 4096:
+                    self._factors.clear()
+                factor = self._factors[elapsed] = decay(int(elapsed), self._half_life)
+            weight = entry[0] * factor + count
+            entry[2] = t_ms
         else:
-            old = entry[0] * decay(t_ms - int(entry[2]), self._half_life)
-            weight = old + count
-            mean = (entry[1] * old + total) / weight
-        self._refs[query_id] = [weight, mean, float(t_ms)]
-        if len(self._refs) > self._capacity:
-            del self._refs[next(iter(self._refs))]
+            weight = entry[0] + count
+        entry[1] += (total - count * entry[1]) / weight
+        entry[0] = weight
+
+    def _shrink(self) -> None:
+        newest = sorted(self._refs.items(), key=lambda item: item[1][2])[-self._capacity :]
+        self._refs = dict(newest)
 
     def weight(self, query_id: str, t_ms: int) -> float:
         entry = self._refs.get(query_id)
         if entry is None:
             return 0.0
-        return entry[0] * decay(t_ms - int(entry[2]), self._half_life)
+        return entry[0] * decay(int(t_ms - entry[2]), self._half_life)
 
     def __len__(self) -> int:
         return len(self._refs)
