@@ -34,12 +34,14 @@ class ListConsumer(Protocol):
 class JudgedEarlyConsumer(ListConsumer, Protocol):
     """A consumer that also takes judged scores without the attribution wait (DESIGN §9).
 
-    A judged score does not depend on clicks, so the pipeline scores a list's judged source as
-    soon as the watermark passes its impression (no impression can then still arrive before it)
-    and hands it to :meth:`add_judged` (a :class:`ScoredList` with the judged source only); then
-    it calls :meth:`advance_judged` with the watermark: every impression before it has been handed
-    out. Buckets of judged scores complete on the watermark as the others do on the horizon. The
-    same list still reaches :meth:`add` when finalized; the windows keep their horizon.
+    A judged score does not depend on clicks, so the pipeline scores a list's judged source once
+    the watermark has passed its impression (no impression can then still arrive before it), a
+    whole bucket at a time: when the watermark completes the bucket of its impression, it hands
+    each list to :meth:`add_judged` (a :class:`ScoredList` with the judged source only); then
+    it calls :meth:`advance_judged` with that bucket boundary: every impression before it has
+    been handed out. Buckets of judged scores complete on the watermark as the others do on the
+    horizon. The same list still reaches :meth:`add` when finalized; the windows keep their
+    horizon.
 
     :meth:`reset`: the stream is about to be re-read from the last commit (a rebalance): what the
     consumer holds for buckets it has not closed will be handed to it again.

@@ -211,8 +211,10 @@ class Pipeline:
         """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
         due = ts + self._attribution  # when this list is finalized
         self._due = min(self._due, due)
-        if self._early and ts < self._early_due:
-            self._early_due = ts + 1
+        if self._early:
+            # its judged score goes out once the watermark completes its bucket
+            due = ts - ts % self._bucket_ms + self._bucket_ms
+            self._early_due = min(self._early_due, due)
         self._evict_over_cap()
 
     def offer_judgment(
@@ -294,7 +296,7 @@ class Pipeline:
         if watermark is None:
             return
         joiner = self._joiner
-        if self._early:
+        if watermark >= self._early_due:
             self._pass_judged(watermark)
         for lst in joiner.finalize(watermark):
             self._fold(lst)
@@ -321,7 +323,9 @@ class Pipeline:
         newest = self._watermark.newest
         if self._early:
             for lst in self._joiner.passed(math.inf):
-                self._hand_judged(lst)
+                scored = self._scorer.score_judged(lst, self._judgments)
+                for early in self._early:
+                    early.add_judged(scored)
             if newest is not None:
                 end = bucket_start(newest, self._settings.bucket) + self._settings.bucket
                 for early in self._early:
@@ -345,17 +349,20 @@ class Pipeline:
         self._counted[source] = (horizon_ms, next_offset)
 
     def _pass_judged(self, watermark: int) -> None:
-        """Hand the judged score of every list whose impression the watermark passed."""
-        for lst in self._joiner.passed(watermark):
-            self._hand_judged(lst)
-        self._early_due = self._joiner.next_passed()
+        """Hand out the judged score of every list in a bucket the watermark completed (whole
+        buckets at a time: one call per bucket, not per impression)."""
+        bucket = self._bucket_ms
+        cut = watermark - watermark % bucket
+        joiner = self._joiner
+        score, judgments, early = self._scorer.score_judged, self._judgments, self._early
+        for lst in joiner.passed(cut):
+            scored = score(lst, judgments)
+            for consumer in early:
+                consumer.add_judged(scored)
+        nxt = joiner.next_passed()  # the earliest impression not handed out, + 1
+        self._early_due = nxt if nxt == math.inf else (nxt - 1) - (nxt - 1) % bucket + bucket
         for consumer in self._early:
-            consumer.advance_judged(watermark)
-
-    def _hand_judged(self, lst: OpenList) -> None:
-        scored = self._scorer.score_judged(lst, self._judgments)
-        for consumer in self._early:
-            consumer.add_judged(scored)
+            consumer.advance_judged(cut)
 
     def _fold(self, lst: OpenList) -> None:
         scored = self._scorer.score(lst, self._judgments)

@@ -31,19 +31,23 @@ ignored and counted.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
-from streameval.scored import IMPLICIT, JUDGED, ScoredList, SourceScore
+from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.snapshot import DetectionRow, Segment
 
 #: per query: [count, sum, sum of squares] of NDCG@k in one bucket
 Agg = list[float]
-#: one bucket of one relevance source: (segment, k) -> query_id -> Agg
-BucketData = dict[tuple[Segment, int], dict[str, Agg]]
-#: the key of the pooled control arm's track (every segment that matches ``control``)
+#: per query_id, its Agg (one bucket, segment, relevance source and k)
+PerQuery = dict[str, Agg]
+#: one bucket of one relevance source: segment -> one PerQuery per watched k
+BucketData = dict[Segment, list[PerQuery]]
+#: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)
+_ZERO = (0.0, 0.0, 0.0)
 
 
 class _Track:
@@ -87,8 +91,91 @@ class _Series:
             self.first_alarm_ms = bucket_ms
 
 
-def _merge(parts: Iterable[dict[str, Agg]]) -> dict[str, Agg]:
-    merged: dict[str, Agg] = {}
+class _Stash:
+    """The open buckets of one relevance source: per bucket, segment and watched k, the
+    sufficient statistics per query. Buckets before ``closed`` are closed."""
+
+    __slots__ = (
+        "bucket_ms",
+        "closed",
+        "cur",
+        "cur_b",
+        "ignored",
+        "pending",
+        "positions",
+        "single",
+    )
+
+    def __init__(self, bucket_ms: int, positions: tuple[int, ...]) -> None:
+        self.bucket_ms = bucket_ms
+        self.positions = positions  # where each watched k sits in a SourceScore's tuples
+        self.single = positions[0] if len(positions) == 1 else None
+        self.pending: dict[int, BucketData] = {}
+        self.closed: int | None = None
+        self.cur_b: int | None = None  # the bucket last added to, and its data
+        self.cur: BucketData = {}
+        self.ignored = 0
+
+    def add(self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]) -> None:
+        b = ts - ts % self.bucket_ms
+        if b != self.cur_b:
+            closed = self.closed
+            if closed is not None and b < closed:
+                self.ignored += 1
+                return
+            cur = self.pending.get(b)
+            if cur is None:
+                cur = self.pending[b] = {}
+            self.cur_b = b
+            self.cur = cur
+        per_k = self.cur.get(segment)
+        if per_k is None:
+            per_k = self.cur[segment] = [{} for _ in self.positions]
+        if self.single is not None:  # one watched k (the default): no loop
+            x = ndcg[self.single]
+            if x is None:
+                return
+            per_query = per_k[0]
+            agg = per_query.get(query_id)
+            if agg is None:
+                per_query[query_id] = [1, x, x * x]
+            else:
+                agg[0] += 1
+                agg[1] += x
+                agg[2] += x * x
+            return
+        for per_query, i in zip(per_k, self.positions, strict=True):
+            x = ndcg[i]
+            if x is None:
+                continue
+            agg = per_query.get(query_id)
+            if agg is None:
+                per_query[query_id] = [1, x, x * x]
+            else:
+                agg[0] += 1
+                agg[1] += x
+                agg[2] += x * x
+
+    def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
+        """The buckets the horizon completed since the last call, in order (removed)."""
+        closed = self.closed
+        if closed is not None and horizon_ms < closed + self.bucket_ms:
+            return []  # no bucket completed since the last call (most calls)
+        end = horizon_ms - horizon_ms % self.bucket_ms
+        self.closed = end
+        self.cur_b = None
+        pending = self.pending
+        if not pending:
+            return []
+        return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self.cur_b = None
+
+
+def _merge(parts: Iterable[PerQuery]) -> PerQuery:
+    merged: PerQuery = {}
     for part in parts:
         for q, (c, s, ss) in part.items():
             agg = merged.get(q)
@@ -106,111 +193,83 @@ class Detectors:
 
     def __init__(self, spec: DetectionSpec) -> None:
         self.spec = spec
-        self._k_index = spec.k_index
-        self._bucket = spec.bucket_ms
+        self._ks = tuple(k for k, _ in spec.k_index)
+        positions = tuple(i for _, i in spec.k_index)
         self._h = spec.threshold
         self._cap = spec.cap
         self._vs_control = VS_CONTROL in spec.detectors
         self._vs_baseline = VS_BASELINE in spec.detectors
-        self._implicit = IMPLICIT in spec.relevance
-        self._judged = JUDGED in spec.relevance
-        self._pending: dict[str, dict[int, BucketData]] = {r: {} for r in spec.relevance}
-        # per relevance: buckets before this start are closed
-        self._closed: dict[str, int | None] = dict.fromkeys(spec.relevance)
+        self._stash = {r: _Stash(spec.bucket_ms, positions) for r in spec.relevance}
+        self._implicit = self._stash.get(IMPLICIT)
+        self._judged = self._stash.get(JUDGED)
         self._tracks: dict[tuple[Segment, str, int], _Track] = {}
         self._series: dict[tuple[str, str, Segment, int], _Series] = {}
         self._control_of: dict[Segment, bool] = {}
-        #: lists ignored because their bucket was already closed (re-read after a reset)
-        self.ignored = 0
+        self._controls_seen: dict[tuple[str, int], set[Segment]] = {}
+
+    @property
+    def ignored(self) -> int:
+        """Lists ignored because their bucket was already closed (re-read after a reset)."""
+        return sum(stash.ignored for stash in self._stash.values())
 
     # --- the consumer protocols ---------------------------------------------------------------
 
     def add(self, scored: ScoredList) -> None:
         """A finalized list: its implicit score (its judged one came early, :meth:`add_judged`)."""
-        if self._implicit:
-            for source in scored.sources:
-                if source.relevance == IMPLICIT:
-                    self._stash(IMPLICIT, scored, source)
+        stash = self._implicit
+        if stash is not None:
+            source = scored.sources[0]  # ListScorer's order: implicit, judged
+            if source.relevance != IMPLICIT:
+                source = next(s for s in scored.sources if s.relevance == IMPLICIT)
+            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
 
     def add_judged(self, scored: ScoredList) -> None:
         """A list whose impression the watermark has passed, with its judged score."""
-        if self._judged:
-            for source in scored.sources:
-                if source.relevance == JUDGED:
-                    self._stash(JUDGED, scored, source)
+        stash = self._judged
+        if stash is not None:
+            source = scored.sources[-1]  # the judged source only, or implicit then judged
+            if source.relevance != JUDGED:
+                source = next(s for s in scored.sources if s.relevance == JUDGED)
+            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
 
     def advance(self, horizon_ms: int) -> None:
         """The evaluation horizon: every implicit score before it has been added."""
-        if self._implicit:
-            self._close(IMPLICIT, horizon_ms)
+        if self._implicit is not None:
+            for b, data in self._implicit.take(horizon_ms):
+                self._close_bucket(IMPLICIT, b, data)
 
     def advance_judged(self, watermark_ms: int) -> None:
         """The watermark: every judged score of an impression before it has been added."""
-        if self._judged:
-            self._close(JUDGED, watermark_ms)
+        if self._judged is not None:
+            for b, data in self._judged.take(watermark_ms):
+                self._close_bucket(JUDGED, b, data)
 
     def reset(self) -> None:
         """The stream is re-read from the last commit (a rebalance): drop what open buckets
         hold; the re-read hands their lists again, and lists of closed buckets are ignored."""
-        for pending in self._pending.values():
-            pending.clear()
+        for stash in self._stash.values():
+            stash.clear()
 
-    # --- per list -----------------------------------------------------------------------------
-
-    def _stash(self, relevance: str, scored: ScoredList, source: SourceScore) -> None:
-        ts = scored.timestamp
-        b = ts - ts % self._bucket
-        closed = self._closed[relevance]
-        if closed is not None and b < closed:
-            self.ignored += 1
+    def ingest(
+        self, relevance: str, bucket_ms: int, data: dict[tuple[Segment, int], PerQuery]
+    ) -> None:
+        """A whole bucket's sufficient statistics at once, keyed by (segment, k) (what a
+        group-wide state topic, or a list-level simulation, would hand over instead of lists);
+        merged into the bucket."""
+        stash = self._stash[relevance]
+        if stash.closed is not None and bucket_ms < stash.closed:
+            stash.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
             return
-        pending = self._pending[relevance]
-        data = pending.get(b)
-        if data is None:
-            data = pending[b] = {}
-        segment = scored.segment
-        qid = scored.query_id
-        ndcg = source.ndcg
-        for k, i in self._k_index:
-            x = ndcg[i]
-            if x is None:
-                continue
-            per_query = data.get((segment, k))
-            if per_query is None:
-                per_query = data[segment, k] = {}
-            agg = per_query.get(qid)
-            if agg is None:
-                per_query[qid] = [1, x, x * x]
-            else:
-                agg[0] += 1
-                agg[1] += x
-                agg[2] += x * x
-
-    def ingest(self, relevance: str, bucket_ms: int, data: BucketData) -> None:
-        """A whole bucket's sufficient statistics at once (what a group-wide state topic, or a
-        list-level simulation, would hand over instead of lists); merged into the bucket."""
-        closed = self._closed[relevance]
-        if closed is not None and bucket_ms < closed:
-            self.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
-            return
-        pending = self._pending[relevance]
-        into = pending.setdefault(bucket_ms, {})
-        for key, per_query in data.items():
-            into[key] = _merge((into.get(key, {}), per_query))
+        into = stash.pending.setdefault(bucket_ms, {})
+        for (segment, k), per_query in data.items():
+            j = self._ks.index(k)
+            per_k = into.get(segment)
+            if per_k is None:
+                per_k = into[segment] = [{} for _ in self._ks]
+            per_k[j] = _merge((per_k[j], per_query))
+        stash.cur_b = None
 
     # --- per bucket ---------------------------------------------------------------------------
-
-    def _close(self, relevance: str, horizon_ms: int) -> None:
-        closed = self._closed[relevance]
-        if closed is not None and horizon_ms < closed + self._bucket:
-            return  # no bucket completed since the last call (most calls)
-        end = horizon_ms - horizon_ms % self._bucket
-        self._closed[relevance] = end
-        pending = self._pending[relevance]
-        if not pending:
-            return
-        for b in sorted(b for b in pending if b < end):
-            self._close_bucket(relevance, b, pending.pop(b))
 
     def _is_control(self, segment: Segment) -> bool:
         known = self._control_of.get(segment)
@@ -231,95 +290,164 @@ class Detectors:
         return series
 
     def _close_bucket(self, relevance: str, b: int, data: BucketData) -> None:
-        for k, _ in self._k_index:
-            segments = {seg: pq for (seg, kk), pq in data.items() if kk == k}
-            if self._vs_control:
-                self._step_vs_control(relevance, k, b, segments)
-            if self._vs_baseline:
-                for segment, per_query in segments.items():
-                    self._step_vs_baseline(relevance, k, b, segment, per_query)
+        for j, k in enumerate(self._ks):
+            segments = {seg: per_k[j] for seg, per_k in data.items() if per_k[j]}
+            if segments:
+                self._close_k(relevance, k, b, segments)
+
+    def _close_k(self, relevance: str, k: int, b: int, segments: dict[Segment, PerQuery]) -> None:
+        """One bucket of one relevance source and k: every series steps, then learns."""
+        vs_control, vs_baseline = self._vs_control, self._vs_baseline
+        controls = [seg for seg in segments if self._is_control(seg)] if vs_control else []
+        # the control's references: the control segment's own track while one segment has ever
+        # matched ``control`` and it learns anyway (vs_baseline); else a pooled track of its own
+        seen = self._controls_seen.setdefault((relevance, k), set())
+        seen.update(controls)
+        if len(seen) == 1 and vs_baseline:
+            (only,) = seen
+            pooled = self._track(only, relevance, k)
+        else:
+            pooled = self._track(_CONTROL, relevance, k)
+        fallback = pooled.level.mean if vs_control else None
+        control_sums = _ZERO
+        others: list[tuple[Segment, tuple[float, float, float]]] = []
+        # segments other than the control first: their vs_control residuals need the control's
+        # references as of before this bucket
+        for segment, per_query in segments.items():
+            if segment in controls:
+                continue
+            if vs_control:
+                self._series_of(VS_CONTROL, relevance, segment, k)  # exported from the start
+            if vs_baseline:
+                track = self._track(segment, relevance, k)
+                sums = self._step_baseline(
+                    relevance,
+                    k,
+                    b,
+                    segment,
+                    track=track,
+                    per_query=per_query,
+                    control_refs=pooled.refs,
+                    fallback=fallback,
+                )
+            elif fallback is not None:
+                sums = _residuals(per_query, pooled.refs, fallback)
+            else:
+                sums = _ZERO
+            if fallback is not None:
+                others.append((segment, sums))
+        if controls:
+            if pooled is not self._tracks.get((_CONTROL, relevance, k)):  # the segment's own
+                # (one control segment: it is controls[0])
+                control_sums = self._step_baseline(
+                    relevance,
+                    k,
+                    b,
+                    controls[0],
+                    track=pooled,
+                    per_query=segments[controls[0]],
+                    control_refs=pooled.refs,
+                    fallback=fallback,
+                )
+            else:
+                merged = (
+                    segments[controls[0]]
+                    if len(controls) == 1
+                    else _merge(segments[c] for c in controls)
+                )
+                control_sums = _learn(pooled, b, merged, fallback)
+                if vs_baseline:
+                    for c in controls:
+                        track = self._track(c, relevance, k)
+                        self._step_baseline(
+                            relevance,
+                            k,
+                            b,
+                            c,
+                            track=track,
+                            per_query=segments[c],
+                            control_refs=None,
+                            fallback=None,
+                        )
+        if vs_control and fallback is not None:
+            self._step_vs_control(
+                relevance,
+                k,
+                b,
+                pooled=pooled,
+                control_sums=control_sums,
+                others=others,
+                fallback=fallback,
+            )
 
     def _step_vs_control(
-        self, relevance: str, k: int, b: int, segments: dict[Segment, dict[str, Agg]]
+        self,
+        relevance: str,
+        k: int,
+        b: int,
+        *,
+        pooled: _Track,
+        control_sums: tuple[float, float, float],
+        others: list[tuple[Segment, tuple[float, float, float]]],
+        fallback: float,
     ) -> None:
         spec = self.spec
-        control_parts = [pq for seg, pq in segments.items() if self._is_control(seg)]
-        control = control_parts[0] if len(control_parts) == 1 else _merge(control_parts)
-        pooled = self._track(_CONTROL, relevance, k)
-        fallback = pooled.level.mean
-        # every other segment against the control's references as of before this bucket
-        others: list[tuple[Segment, tuple[float, float, float]]] = []
-        for segment, per_query in segments.items():
-            if self._is_control(segment):
-                continue
-            self._series_of(VS_CONTROL, relevance, segment, k)  # exported from the first list
-            if fallback is not None:
-                others.append((segment, _residuals(per_query, pooled.refs, fallback)))
-        # the control's own residuals (against the same references), then it learns the bucket
-        n_c, s_c, ss_c = _learn(pooled, b, control, fallback) if control else (0.0, 0.0, 0.0)
+        n_c, s_c, ss_c = control_sums
         var_c = pooled.vs_control.variance
-        ready_c = n_c > 0 and var_c and pooled.vs_control.weight >= spec.min_lists
+        ready_c = n_c > 0 and var_c is not None and var_c > 0.0
+        ready_c = ready_c and pooled.vs_control.weight >= spec.min_lists
+        delta = spec.min_relative_drop * abs(fallback)
         for segment, (n, s, ss) in others:
             own = self._track(segment, relevance, k).vs_control
             var_s = own.variance
-            if ready_c and n > 0 and var_s and own.weight >= spec.min_lists and fallback:
+            if ready_c and n > 0 and var_s and own.weight >= spec.min_lists and delta > 0.0:
                 d = s / n - s_c / n_c
-                v = var_s / n + var_c / n_c  # type: ignore[operator]
-                delta = spec.min_relative_drop * abs(fallback)
+                v = var_s / n + (var_c or 0.0) / n_c
                 self._series_of(VS_CONTROL, relevance, segment, k).step(
                     b, d, v, delta=delta, h=self._h, cap=self._cap
                 )
             own.add(b, n, s, ss)
-        if fallback is not None and n_c > 0:
+        if n_c > 0:
             pooled.vs_control.add(b, n_c, s_c, ss_c)
 
-    def _step_vs_baseline(
-        self, relevance: str, k: int, b: int, segment: Segment, per_query: dict[str, Agg]
-    ) -> None:
+    def _step_baseline(
+        self,
+        relevance: str,
+        k: int,
+        b: int,
+        segment: Segment,
+        *,
+        track: _Track,
+        per_query: PerQuery,
+        control_refs: QueryReferences | None,
+        fallback: float | None,
+    ) -> tuple[float, float, float]:
+        """The vs_baseline step of ``segment`` (then its references learn the bucket). Returns
+        the bucket's residual sums against ``control_refs`` (``fallback`` for a query they do
+        not hold), for vs_control, computed in the same pass (zeros when ``fallback`` is None).
+        """
         spec = self.spec
-        track = self._track(segment, relevance, k)
-        series = self._series_of(VS_BASELINE, relevance, segment, k)
-        refs = track.refs
-        get, update = refs.get, refs.update
-        new_ref = track.new_level.mean
-        n_k = s_k = ss_k = 0.0  # queries with a reference
-        n_n = s_n = ss_n = 0.0  # new queries, against the recent mean of new queries
-        c_new = t_new = tt_new = 0.0
-        n_all = t_all = tt_all = 0.0
-        for q, (c, t, tt) in per_query.items():
-            entry = get(q)
-            if entry is not None:
-                ref = entry[1]
-                n_k += c
-                s_k += t - c * ref
-                ss_k += tt - 2.0 * ref * t + c * ref * ref
-            else:
-                c_new += c
-                t_new += t
-                tt_new += tt
-                if new_ref is not None:
-                    n_n += c
-                    s_n += t - c * new_ref
-                    ss_n += tt - 2.0 * new_ref * t + c * new_ref * new_ref
-            update(q, b, c, t)  # after its residual: the reference learns the bucket
-            n_all += c
-            t_all += t
-            tt_all += tt
+        p = _baseline_pass(per_query, b, track, control_refs, fallback)
         strata = []
         if track.known.weight >= spec.min_lists and track.known.variance:
-            strata.append((int(n_k), s_k, track.known.variance))
+            strata.append((int(p.known[0]), p.known[1], track.known.variance))
         if track.new.weight >= spec.min_lists and track.new.variance:
-            strata.append((int(n_n), s_n, track.new.variance))
+            strata.append((int(p.new[0]), p.new[1], track.new.variance))
         combined = precision_mean(strata)
         level = track.level.mean
         if combined is not None and level:
             delta = spec.min_relative_drop * abs(level)
-            series.step(b, combined[0], combined[1], delta=delta, h=self._h, cap=self._cap)
-        track.known.add(b, n_k, s_k, max(ss_k, 0.0))
-        track.new.add(b, n_n, s_n, max(ss_n, 0.0))
-        if c_new:
-            track.new_level.add(b, c_new, t_new, tt_new)
-        track.level.add(b, n_all, t_all, tt_all)
+            self._series_of(VS_BASELINE, relevance, segment, k).step(
+                b, combined[0], combined[1], delta=delta, h=self._h, cap=self._cap
+            )
+        else:
+            self._series_of(VS_BASELINE, relevance, segment, k)  # exported from the start
+        track.known.add(b, *p.known)
+        track.new.add(b, *p.new)
+        if p.new_lists[0]:
+            track.new_level.add(b, *p.new_lists)
+        track.level.add(b, *p.lists)
+        return p.control
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -389,3 +517,77 @@ def _learn(
     if fallback is None:
         return 0.0, 0.0, 0.0
     return n, s, max(ss, 0.0)
+
+
+class _Pass(NamedTuple):
+    """One bucket's sums of one segment, from :func:`_baseline_pass` (each count, sum, sum of
+    squares)."""
+
+    known: tuple[float, float, float]  # residuals of queries with a reference
+    new: tuple[float, float, float]  # residuals of new queries against their recent mean
+    new_lists: tuple[float, float, float]  # NDCG of the new queries' lists
+    lists: tuple[float, float, float]  # NDCG of every list
+    control: tuple[float, float, float]  # residuals against the control's references
+
+
+def _baseline_pass(
+    per_query: PerQuery,
+    b: int,
+    track: _Track,
+    control_refs: QueryReferences | None,
+    fallback: float | None,
+) -> _Pass:
+    """Residuals of one segment's bucket against its own references (and, with ``fallback``,
+    against ``control_refs``); each query's reference learns the bucket after its residuals."""
+    refs = track.refs
+    table = refs.entries
+    get = table.get
+    factor = refs.factor
+    same = control_refs is refs
+    cget = None if control_refs is None or fallback is None else control_refs.get
+    cfall = 0.0 if fallback is None else fallback
+    new_ref = track.new_level.mean
+    n_k = s_k = ss_k = 0.0
+    n_n = s_n = ss_n = 0.0
+    c_new = t_new = tt_new = 0.0
+    n_all = t_all = tt_all = 0.0
+    s_c = ss_c = 0.0
+    for q, (c, t, tt) in per_query.items():
+        entry = get(q)
+        if cget is not None:
+            centry = entry if same else cget(q)
+            cref = cfall if centry is None else centry[1]
+            s_c += t - c * cref
+            ss_c += tt - 2.0 * cref * t + c * cref * cref
+        if entry is not None:
+            ref = entry[1]
+            n_k += c
+            s_k += t - c * ref
+            ss_k += tt - 2.0 * ref * t + c * ref * ref
+            # the reference learns the bucket, after its residuals (QueryReferences.update)
+            elapsed = b - entry[2]
+            weight = (entry[0] * factor(elapsed) if elapsed > 0 else entry[0]) + c
+            entry[1] = ref + (t - c * ref) / weight
+            entry[0] = weight
+            if elapsed > 0:
+                entry[2] = b
+        else:
+            c_new += c
+            t_new += t
+            tt_new += tt
+            if new_ref is not None:
+                n_n += c
+                s_n += t - c * new_ref
+                ss_n += tt - 2.0 * new_ref * t + c * new_ref * new_ref
+            table[q] = [c, t / c, b]
+        n_all += c
+        t_all += t
+        tt_all += tt
+    refs.trim()
+    return _Pass(
+        (n_k, s_k, max(ss_k, 0.0)),
+        (n_n, s_n, max(ss_n, 0.0)),
+        (c_new, t_new, tt_new),
+        (n_all, t_all, tt_all),
+        _ZERO if cget is None else (n_all, s_c, max(ss_c, 0.0)),
+    )

@@ -73,6 +73,26 @@ class QueryReferences:
         """``[weight, mean, t_ms]`` (weight as of ``t_ms``; do not modify), or None."""
         return self._refs.get(query_id)
 
+    @property
+    def entries(self) -> dict[str, list[float]]:
+        """The table itself, for the detectors' per-bucket pass to read and update in place
+        (with :meth:`factor` and :meth:`trim`): one dict lookup per query and bucket."""
+        return self._refs
+
+    def factor(self, elapsed_ms: float) -> float:
+        """The decay over ``elapsed_ms`` (cached: elapsed times are whole buckets)."""
+        factor = self._factors.get(elapsed_ms)
+        if factor is None:
+            if len(self._factors) > 4096:
+                self._factors.clear()
+            factor = self._factors[elapsed_ms] = decay(int(elapsed_ms), self._half_life)
+        return factor
+
+    def trim(self) -> None:
+        """Forget the least recently updated queries once more than capacity × 5/4 are held."""
+        if len(self._refs) > self._limit:
+            self._shrink()
+
     def update(self, query_id: str, t_ms: int, count: float, total: float) -> None:
         """Fold ``count`` lists of ``query_id`` (NDCG sum ``total``) observed at ``t_ms``."""
         entry = self._refs.get(query_id)
@@ -83,12 +103,7 @@ class QueryReferences:
             return
         elapsed = t_ms - entry[2]
         if elapsed > 0:
-            factor = self._factors.get(elapsed)
-            if factor is None:
-                if len(self._factors) > 4096:
-                    self._factors.clear()
-                factor = self._factors[elapsed] = decay(int(elapsed), self._half_life)
-            weight = entry[0] * factor + count
+            weight = entry[0] * self.factor(elapsed) + count
             entry[2] = t_ms
         else:
             weight = entry[0] + count

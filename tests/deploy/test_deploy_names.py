@@ -107,7 +107,9 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
     # rules are dashboard context
     severity = {a["alert"]: a["labels"]["severity"] for a in alerts}
     assert severity["StreamevalRegression"] == "critical"
-    assert severity["StreamevalNdcgBelowControl"] == severity["StreamevalNdcgBelowBaseline"] == "info"
+    assert (
+        severity["StreamevalNdcgBelowControl"] == severity["StreamevalNdcgBelowBaseline"] == "info"
+    )
 
 
 def test_every_alert_has_a_firing_and_a_not_firing_unit_test() -> None:

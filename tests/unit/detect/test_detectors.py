@@ -237,3 +237,23 @@ def test_lists_fed_with_one_advance_at_the_end_give_the_same_rows() -> None:
     late.advance(end)
     late.advance_judged(end)
     assert late.rows() == det.rows()
+
+
+def test_vs_control_is_the_same_whether_or_not_vs_baseline_runs_beside_it() -> None:
+    """With one control segment and vs_baseline on, the control's own track serves as the
+    reference of vs_control (one pass instead of two): the vs_control figures must not move."""
+    rng = random.Random(3)
+    alone = Detectors(spec(("vs_control",), every_ms=10**9))
+    both = Detectors(spec(("vs_control", "vs_baseline"), every_ms=10**9))
+    for bucket in range(30):
+        lists = []
+        for _ in range(20):
+            q = f"q{rng.randrange(8)}"
+            segment = CONTROL if rng.random() < 0.5 else TREATMENT
+            drop = 0.1 if segment == TREATMENT and bucket >= 15 else 0.0
+            lists.append((segment, q, rng.random() * 0.5 + 0.4 - drop))
+        feed(alone, bucket, lists)
+        feed(both, bucket, lists)
+    control_rows = [r for r in both.rows() if r.detector == "vs_control"]
+    assert control_rows == list(alone.rows())
+    assert control_rows[0].statistic > 0.0  # it stepped, and saw the drop
