@@ -41,8 +41,8 @@ from _common import (
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
-from streameval.finalized import ListConsumer
 from streameval.events.decode import Decoder
+from streameval.finalized import ListConsumer
 from streameval.pipeline import Pipeline
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)

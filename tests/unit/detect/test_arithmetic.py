@@ -19,7 +19,8 @@ from streameval.detect.arithmetic import (
 
 
 def test_threshold_is_the_log_of_the_false_alarm_period_in_buckets() -> None:
-    # 30 days of 10 s buckets: 30 * 86400 / 10 = 259,200 buckets; ln(259200) = ln(2.592) + 5 ln(10) = 0.95243 + 11.51293 = 12.46536
+    # 30 days of 10 s buckets: 30 * 86400 / 10 = 259,200 buckets;
+    # ln(259200) = ln(2.592) + 5 ln(10) = 0.95243 + 11.51293 = 12.46536
     assert threshold(30 * 86_400_000, 10_000) == pytest.approx(12.46536, abs=1e-5)
     # one false alarm per 100 buckets: ln(100) = 4.60517
     assert threshold(1_000_000, 10_000) == pytest.approx(4.60517, abs=1e-5)

@@ -16,8 +16,8 @@ from streameval.export.collector import (
     validate_segment_labels,
 )
 from streameval.snapshot import (
-    DetectionRow,
     CumulativeRow,
+    DetectionRow,
     EngagementRow,
     Intake,
     Moments,
