@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -52,7 +53,9 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import yaml
 
 from streameval import __version__
@@ -555,8 +558,140 @@ def measure(
     )
 
 
+# --- the sequential detectors (DESIGN §9), list-level -------------------------------------------
+
+
+def sequential(args: argparse.Namespace) -> dict[str, object]:
+    """Detection delays (medians over ``--runs`` seeds) and false alarms over ``--days`` of A/A
+    and of single-ranker traffic, both with the daily cycle; printed, and returned."""
+    from _detect_sim import build_pools, median, simulate
+
+    from streameval.detect import DetectionSpec
+
+    settings = load_settings()
+    spec = DetectionSpec.from_settings(settings)
+    assert spec is not None
+    sim = SimConfig(rate=args.rate, queries=args.queries, seed=args.seed)
+    began = time.perf_counter()
+    pools = build_pools(sim, args.samples, args.size)
+    for name, pool in (("judged", pools.judged), ("implicit", pools.implicit)):
+        before, after = np.nanmean(pool[0]), np.nanmean(pool[1])
+        print(
+            f"pools: {name} NDCG@10 {before:.4f} as served, {after:.4f} degraded "
+            f"({after / before - 1:+.2%}); {args.samples} pages per query, {args.queries} queries"
+        )
+    print(f"pools built in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    regression_ms = args.warmup
+    out: dict[str, object] = {}
+    cases = (
+        ("vs_control judged", True, ("vs_control", "judged", "ltr"), 6 * 60),
+        ("vs_control implicit", True, ("vs_control", "implicit", "ltr"), 11 * 60),
+        ("vs_baseline judged, single ranker", False, ("vs_baseline", "judged", "bm25"), 20 * 60),
+        ("vs_baseline implicit, single ranker", False, ("vs_baseline", "implicit", "bm25"), None),
+    )
+    delays: dict[str, list[float | None]] = {c[0]: [] for c in cases}
+    quiet_before = 0
+    began = time.perf_counter()
+    for seed in range(args.runs):
+        phase = random.Random(seed).random()
+        for ab in (True, False):
+            run = simulate(
+                pools, rate=args.rate, duration_ms=regression_ms + args.observe, seed=seed,
+                ab=ab, amplitude=args.amplitude, phase=phase, regression_at_ms=regression_ms,
+                settings=settings,
+            )  # fmt: skip
+            quiet_before += sum(t < regression_ms for ts in run.alarms.values() for t in ts)
+            for name, case_ab, key, _ in cases:
+                if case_ab == ab:
+                    t = run.first_after(key, regression_ms)
+                    delays[name].append(None if t is None else (t - regression_ms) / 1000)
+    print(f"delay runs in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    print(
+        f"\n{args.size:.0%} relative drop of judged NDCG@10 at {args.rate:g} queries/s, daily "
+        f"cycle ±{args.amplitude:.0%} of the mix; median of {args.runs} seeded runs, event time "
+        f"from the drop to the alarm becoming visible (bucket end + lateness, + attribution "
+        f"window for implicit)"
+    )
+    rows = []
+    for name, _, _, target in cases:
+        got = median(delays[name])
+        missed = sum(d is None for d in delays[name])
+        shown = "never" if got is None else format_duration(round(got) * 1000)
+        goal = "-" if target is None else f"<= {format_duration(target * 1000)}"
+        met = "-" if target is None else ("yes" if got is not None and got <= target else "no")
+        rows.append((name, shown, f"{missed}/{args.runs}", goal, met))
+        out[name] = {"median_s": got, "missed": missed, "target_s": target, "runs": delays[name]}
+    print(_table(("detector", "median delay", "missed", "target", "met?"), rows))
+    print(f"alarms before the drop in those runs: {quiet_before}")
+    out.update(_false_alarms(args, pools, settings))
+    return out
+
+
+def _false_alarms(args: argparse.Namespace, pools: Any, settings: Settings) -> dict[str, object]:
+    """``--days`` of A/A and of single-ranker traffic (daily cycle on), every alarm counted."""
+    from _detect_sim import simulate
+
+    from streameval.detect import DetectionSpec
+
+    spec = DetectionSpec.from_settings(settings)
+    assert spec is not None
+    out: dict[str, object] = {}
+    h = spec.threshold
+    days = args.days
+    period_days = spec.false_alarm_every_ms / 86_400_000
+    began = time.perf_counter()
+    fa_rows = []
+    for name, ab in (("A/A test", True), ("single ranker", False)):
+        run = simulate(
+            pools, rate=args.rate, duration_ms=days * 86_400_000, seed=1000 + ab,
+            ab=ab, amplitude=args.amplitude, phase=0.0, regression_at_ms=None, settings=settings,
+        )  # fmt: skip
+        alarms = sum(len(ts) for ts in run.alarms.values())
+        series = len(run.series)
+        series_days = series * days
+        bound = series_days / period_days
+        fa_rows.append(
+            (
+                name,
+                f"{days} d x {series} series",
+                str(alarms),
+                f"{alarms / series_days * 30:.3f}",
+                f"<= 1 per {period_days:g} d (expected <= {bound:.2f} here)",
+            )
+        )
+        out[f"false alarms {name}"] = {"days": days, "series": series, "alarms": alarms}
+    print(f"false-alarm runs in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+    print(
+        f"\nfalse alarms (no regression, daily cycle on): threshold h = {h:.2f} = "
+        f"ln({period_days:g} d / 10 s buckets); Lorden (1971): average run length to a false "
+        f"alarm >= e^h buckets = {period_days:g} days per series, for exact likelihood-ratio "
+        f"increments"
+    )
+    print(_table(("traffic", "simulated", "alarms", "per series per 30 d", "guarantee"), fa_rows))
+    return out
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--sequential",
+        action="store_true",
+        help="the sequential detectors instead of the alert rules (list-level simulation)",
+    )
+    parser.add_argument("--runs", type=int, default=20, help="seeded runs per delay (sequential)")
+    parser.add_argument("--days", type=int, default=7, help="days of each false-alarm run")
+    parser.add_argument("--samples", type=int, default=16, help="pages per query in the pools")
+    parser.add_argument("--amplitude", type=float, default=0.6, help="daily swing of the mix")
+    parser.add_argument("--warmup", type=parse_duration, default="2h", help="before the drop")
+    parser.add_argument("--observe", type=parse_duration, default="40m", help="after the drop")
     parser.add_argument("--rate", type=float, default=50.0, help="queries (impressions) per s")
     parser.add_argument("--size", type=float, default=0.03, help="relative NDCG@k drop")
     parser.add_argument("--before", type=parse_duration, default="30m", help="before it")
@@ -566,6 +701,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=1000, help="distinct queries (Zipf)")
     parser.add_argument("--json", type=Path, default=None, help="also write results to FILE")
     args = parser.parse_args(argv)
+    if args.sequential:
+        result = sequential(args)
+        if args.json is not None:
+            args.json.write_text(json.dumps(result, indent=2) + "\n")
+        return 0
 
     outcome = measure(
         load_settings(),
