@@ -48,15 +48,15 @@ class Pools:
     query_ids: list[str]
     popularity: np.ndarray  # (Q,) Zipf popularity
     rich: np.ndarray  # (Q,) bool: in the half of the catalogue the daily cycle favours
-    judged: np.ndarray  # (2, Q, M): [as served, degraded]; NaN = no NDCG
-    implicit: np.ndarray  # (2, Q, M)
+    judged: np.ndarray  # (V, Q, M): per variant (0 = as served); NaN = no NDCG
+    implicit: np.ndarray  # (V, Q, M)
 
 
-def build_pools(sim: SimConfig, samples: int, size: float) -> Pools:
-    """``samples`` scored pages per query, as served and degraded by ``size``."""
+def build_pools(sim: SimConfig, samples: int, variants: Sequence[tuple[float, float]]) -> Pools:
+    """``samples`` scored pages per query for each variant (ranker noise, share of results
+    replaced by off-topic documents); variant 0 is what is served without a regression."""
     catalogue = catalogue_of(sim)
     n_queries = len(catalogue.queries)
-    rng = random.Random(f"pools:{sim.seed}")
     evaluation = EvaluationSettings(ks=(K,), allowed_lateness=10**12, max_open_lists=10**7)
     scored: dict[str, ScoredList] = {}
     pipeline = Pipeline(evaluation, on_scored=lambda s: scored.__setitem__(s.request_id, s))
@@ -65,15 +65,19 @@ def build_pools(sim: SimConfig, samples: int, size: float) -> Pools:
         if record.kind != "judgment":
             break
         pipeline.offer(record.raw, "pools")
-    judged = np.full((2, n_queries, samples), np.nan)
-    implicit = np.full((2, n_queries, samples), np.nan)
+    judged = np.full((len(variants), n_queries, samples), np.nan)
+    implicit = np.full((len(variants), n_queries, samples), np.nan)
     t = START_MS + 1
     for q, query in enumerate(catalogue.queries):
         for m in range(samples):
-            for regressed in (0, 1):
-                shown = rank(query, sim.control.noise, sim.page_size, rng)
-                if regressed:
-                    shown = degrade(shown, size, q, catalogue, rng)
+            # the variants of one page are paired: the same ranker noise draws (scaled), the
+            # same user (click draws), so a query's pages differ only by the regression
+            seed = f"{sim.seed}:{q}:{m}"
+            for regressed, (noise, size) in enumerate(variants):
+                shown = rank(query, noise, sim.page_size, random.Random(f"rank:{seed}"))
+                if size > 0:
+                    shown = degrade(shown, size, q, catalogue, random.Random(f"deg:{seed}"))
+                rng = random.Random(f"user:{seed}")
                 rid = f"{q}.{m}.{regressed}"
                 raw = sim_records.impression(
                     rid, t, query_id=query.query_id, query=query.text,
@@ -129,6 +133,7 @@ def simulate(
     phase: float,
     regression_at_ms: int | None,
     settings: Settings,
+    variant: int = 1,
     day_ms: int = 86_400_000,
 ) -> Run:
     """Buckets of lists into the real detectors; every alarm episode's visible time."""
@@ -155,7 +160,7 @@ def simulate(
         m = rng.integers(0, samples, n)
         late = regression_at_ms is not None and i * BUCKET_MS >= regression_at_ms
         for relevance, pool in ((JUDGED, pools.judged), (IMPLICIT, pools.implicit)):
-            regressed = ((arm == regressed_arm) & late).astype(int)
+            regressed = ((arm == regressed_arm) & late).astype(int) * variant
             values = pool[regressed, q, m]
             data = {}
             for a, segment in enumerate(segments):
