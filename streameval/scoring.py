@@ -37,6 +37,20 @@ def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool)
     return grades_in_rank_order(doc_ids, grade_of)
 
 
+def _scored(lst: OpenList, sources: tuple[SourceScore, ...]) -> ScoredList:
+    return ScoredList(
+        lst.request_id,
+        lst.query_id,
+        lst.timestamp,
+        lst.labels,
+        lst.segment,
+        sources,
+        lst.clicked,
+        lst.first_click_rank,
+        lst.interacted,
+    )
+
+
 class ListScorer:
     """Turns finalized open lists into :class:`ScoredList` values (both relevance sources)."""
 
@@ -80,17 +94,7 @@ class ListScorer:
             judged = early[1]  # scored when the watermark passed it; no judgment changed since
         else:
             judged = self._judged(lst, judgments, unique)
-        return ScoredList(
-            lst.request_id,
-            lst.query_id,
-            lst.timestamp,
-            lst.labels,
-            lst.segment,
-            (self._implicit(lst, unique), judged),
-            lst.clicked,
-            lst.first_click_rank,
-            lst.interacted,
-        )
+        return _scored(lst, (self._implicit(lst, unique), judged))
 
     def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait
@@ -100,17 +104,7 @@ class ListScorer:
         doc_ids = lst.doc_ids
         judged = self._judged(lst, judgments, len(set(doc_ids)) == len(doc_ids))
         lst.early = (judgments.version(lst.query_id), judged)
-        return ScoredList(
-            lst.request_id,
-            lst.query_id,
-            lst.timestamp,
-            lst.labels,
-            lst.segment,
-            (judged,),
-            lst.clicked,
-            lst.first_click_rank,
-            lst.interacted,
-        )
+        return _scored(lst, (judged,))
 
     def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:
         if lst.grades is None:  # no interaction: every grade 0 (most lists)

@@ -103,13 +103,11 @@ class _Stash:
         "ignored",
         "pending",
         "positions",
-        "single",
     )
 
     def __init__(self, bucket_ms: int, positions: tuple[int, ...]) -> None:
         self.bucket_ms = bucket_ms
         self.positions = positions  # where each watched k sits in a SourceScore's tuples
-        self.single = positions[0] if len(positions) == 1 else None
         self.pending: dict[int, BucketData] = {}
         self.closed: int | None = None
         self.cur_b: int | None = None  # the bucket last added to, and its data
@@ -131,19 +129,6 @@ class _Stash:
         per_k = self.cur.get(segment)
         if per_k is None:
             per_k = self.cur[segment] = [{} for _ in self.positions]
-        if self.single is not None:  # one watched k (the default): no loop
-            x = ndcg[self.single]
-            if x is None:
-                return
-            per_query = per_k[0]
-            agg = per_query.get(query_id)
-            if agg is None:
-                per_query[query_id] = [1, x, x * x]
-            else:
-                agg[0] += 1
-                agg[1] += x
-                agg[2] += x * x
-            return
         for per_query, i in zip(per_k, self.positions, strict=True):
             x = ndcg[i]
             if x is None:
