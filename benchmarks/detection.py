@@ -1,6 +1,18 @@
 """How long after a ranking regression the shipped alert rules fire, and that they stay quiet
 without one: the simulator through the pipeline in event time, the shipped rules evaluated by
-promtool.
+promtool. With ``--sequential``: the same for the daemon's sequential detectors (DESIGN §9).
+
+    .venv/bin/python benchmarks/detection.py --sequential [--queries 5000] [--runs 20]
+        [--days 7] [--samples 16] [--amplitude 0.6] [--warmup 2h] [--observe 40m]
+        [--worse-noise 1.45] [--json FILE]
+
+``--sequential`` simulates at the level of scored lists (``benchmarks/_detect_sim.py``: pages
+served, degraded, clicked and scored by the real simulator and pipeline, then drawn per 10 s
+bucket from the simulator's mix with its daily cycle and fed to the real detectors), because days
+of traffic through the full pipeline would take hours here. It prints the median delay from the
+drop to the alarm over ``--runs`` seeded runs (A/B for ``vs_control``, single ranker for
+``vs_baseline``; the drop at a random phase of the daily cycle), and the false alarms of every
+watched series over ``--days`` of A/A and of single-ranker traffic beside Lorden's bound.
 
     .venv/bin/python benchmarks/detection.py [--rate 50] [--size 0.03] [--before 30m]
         [--after 2h] [--null 2h] [--seed 7] [--json FILE]
