@@ -22,12 +22,13 @@ treatment regresses ``--before`` after the start (its expected judged NDCG@k dro
 relative), one without a regression. Each is driven through :class:`streameval.demo.Demo` (the
 pipeline) with one tick per scrape interval (15 s of event time); at every tick the snapshot is
 formatted exactly as /metrics formats it (``format_snapshot``) and the window statistics
-(``streameval_window_lists``, ``streameval_ndcg_sum``, ``streameval_ndcg_sum_squares``) become a
-promtool rule-test input series, sample i at i·15 s (a series that disappears gets a staleness
-marker, as a real scrape would write). promtool then evaluates deploy/prometheus/rules/*.yml
-every 15 s — the real recording rules and the real alert expressions and ``for:`` — and the test
-asks for ``ALERTS{alertname=~"StreamevalNdcgBelow.*"}`` at every step (one expected-empty query
-per step: promtool prints what it got, which is the pending/firing state of every alert).
+(``streameval_window_lists``, ``streameval_window_ndcg_sum``,
+``streameval_window_ndcg_sum_squares``) become a promtool rule-test input series, sample i at
+i·15 s (a series that disappears gets a staleness marker, as a real scrape would write).
+promtool then evaluates deploy/prometheus/rules/*.yml every 15 s — the real recording rules and
+the real alert expressions and ``for:`` — and the test asks for
+``ALERTS{alertname=~"StreamevalNdcgBelow.*"}`` at every step (one expected-empty query per step:
+promtool prints what it got, which is the pending/firing state of every alert).
 
 Reported per alert and label set that fired after the regression: when the condition of that
 episode first held ("true after") and when the alert fired ("fires after": the condition held for
@@ -85,7 +86,7 @@ RULE_FILES = (
 )
 ALERTS = ("StreamevalNdcgBelowControl", "StreamevalNdcgBelowBaseline")
 #: the exported series the NDCG rules are built from (everything else is left out: faster)
-INPUTS = frozenset({names.WINDOW_LISTS, names.NDCG_SUM, names.NDCG_SUM_SQUARES})
+INPUTS = frozenset({names.WINDOW_LISTS, names.WINDOW_NDCG_SUM, names.WINDOW_NDCG_SUM_SQUARES})
 JOB = "streameval"
 INSTANCE = "sim:9724"
 START_MS = 1_700_000_000_000  # on a bucket boundary

@@ -47,6 +47,9 @@ class KafkaSettings(BaseModel):
     judgment_topics: tuple[str, ...] = ("search-judgments",)
     #: "" turns the dead-letter topic off
     dlq_topic: str = "streameval-dlq"
+    #: the window state changelog (DESIGN §6): a compacted topic of finalized buckets, so that a
+    #: restart or rebalance loads them instead of re-reading the longest window; "" turns it off
+    state_topic: str = "streameval-state"
     #: where a group without committed offsets starts (extension)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
     client_id: str = "streameval"

@@ -8,6 +8,9 @@ snapshot) is due by an injected monotonic clock.
 Recovery: offsets are committed as the oldest record the state still needs, with a checkpoint
 (horizon and read position) in the commit's metadata. After a start or any rebalance the state
 is rebuilt by re-reading from there; what the checkpoint says was counted is not counted again.
+With the window state changelog (``kafka.state_topic``) the complete buckets are written to a
+compacted topic before each commit, so the state needs only the open lists' records: a rebuild
+loads the buckets and re-reads about an attribution window instead of the longest window.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kafka import TopicPartition
 from kafka.errors import KafkaError
@@ -36,6 +39,7 @@ from streameval.kafka.dlq import DeadLetterSink
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
+from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
@@ -101,8 +105,13 @@ class Daemon:
         self._pipeline = Pipeline(
             settings.evaluation,
             dead_letter=self._dead_letter,
+            persist=bool(settings.kafka.state_topic),
             consumers=() if self._detectors is None else (self._detectors,),
         )
+        self._state: StateTopic | None = None
+        self._longest_ms = max(settings.evaluation.windows)
+        # records the re-reads needed that retention had deleted (since start)
+        self._records_deleted = 0
         self._box = SnapshotBox(self._snapshot())
         self._ready = False
         # when the loop last heard from the brokers (a lag measurement: end offsets asked and
@@ -148,6 +157,7 @@ class Daemon:
         _LOG.info("metrics on %s://%s:%d", self.server.scheme, self.server.host, self.server.port)
         try:
             judgments = self._read_judgments()
+            self._state = self._open_state()
             self._stream = open_stream(
                 self._settings.kafka, client=self._client, on_revoke=self._on_revoke
             )
@@ -166,6 +176,16 @@ class Daemon:
             n += 1
         _LOG.info("read %d judgment records from %s", n, list(topics))
         return reader
+
+    def _open_state(self) -> StateTopic | None:
+        """The window state topic, read to its end before any partition is assigned."""
+        topic = self._settings.kafka.state_topic
+        if not topic:
+            return None
+        state = StateTopic(topic, self._settings.kafka.group_id, self._client)
+        n = state.read_to_end()
+        _LOG.info("read %d state records from %s", n, topic)
+        return state
 
     def _offer_judgment(self, record: RawRecord) -> None:
         self._current = record
@@ -207,6 +227,8 @@ class Daemon:
                 if judgments is not None:
                     for record in judgments.poll(0):
                         self._offer_judgment(record)
+                if self._state is not None:
+                    self._state.poll()
                 sampled = lag.sample()
                 if sampled is not None:  # measured: the brokers answered
                     self._lag = dict(sampled)
@@ -217,10 +239,20 @@ class Daemon:
                     except KafkaError as exc:  # a broker outage: the next commit tries again
                         _LOG.warning("commit failed, retried at the next interval: %s", exc)
                 if snapshot_due() or not self._ready:
-                    self._box.publish(self._snapshot())
+                    self._publish()
         finally:
             if judgments is not None:
                 judgments.close()
+
+    def _publish(self) -> None:
+        state = self._state
+        self._box.publish(
+            replace(
+                self._snapshot(),
+                state_records_invalid=0 if state is None else state.table.invalid,
+                reread_records_deleted=self._records_deleted,
+            )
+        )
 
     # --- rebalance ----------------------------------------------------------------------------
 
@@ -245,14 +277,34 @@ class Daemon:
             return set()
         pipeline = self._pipeline
         pipeline.reset()
+        state = self._state
+        if state is not None:
+            state.read_to_end()  # what the previous owners wrote before they let go
         checkpoints = stream.checkpoints(assignment)
+        committed = stream.committed_offsets(assignment)
         rewound = stream.rewind(assignment)
+        full_reread: set[TopicPartition] = set()
         for tp in sorted(assignment):
             source = source_of(tp.topic, tp.partition)
             pipeline.add_source(source)
             cp = checkpoints.get(tp)
-            if cp is not None:
-                pipeline.restore_source(source, cp.horizon_ms, cp.next_offset)
+            if cp is None:
+                continue
+            persisted = cp.persisted_before if state is not None else None
+            if persisted is not None and state is not None and state.table.is_bad(source):
+                _LOG.warning("%s: its state records are unreadable; re-reading it in full", source)
+                state.table.clear_bad(source)
+                full_reread.add(tp)
+                persisted = None
+            if persisted is not None and state is not None:
+                since = persisted - self._longest_ms - self._settings.evaluation.bucket
+                for first_ms, bucket in state.table.buckets(source, since, persisted):
+                    pipeline.load_bucket(first_ms, bucket)
+            pipeline.restore_source(source, cp.horizon_ms, cp.next_offset, persisted)
+        if full_reread:
+            stream.seek_to_beginning(full_reread)
+            rewound |= full_reread
+        self._note_deleted(stream.beginning_offsets(assignment), committed, full_reread)
         # what the rebuild must read before it is ready: every partition not already at its end
         self._catch_up_to = {
             tp: end
@@ -262,6 +314,32 @@ class Daemon:
         self._ready = False
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
         return {(tp.topic, tp.partition) for tp in rewound}
+
+    def _note_deleted(
+        self,
+        starts: dict[TopicPartition, int],
+        committed: dict[TopicPartition, int],
+        full_reread: set[TopicPartition],
+    ) -> None:
+        """Records between a partition's commit and its log start were deleted by retention
+        before this re-read could read them: the state they held is lost (with the state topic
+        only the open lists' part of it). Said loudly, and counted."""
+        for tp, start in sorted(starts.items()):
+            offset = 0 if tp in full_reread else committed.get(tp)
+            if offset is None or start <= offset:
+                continue
+            self._records_deleted += start - offset
+            _LOG.error(
+                "%s/%d: %d records the state needs (offsets %d to %d) were deleted by the "
+                "topic's retention before they could be re-read: the lists they held are lost. "
+                "Keep retention.ms well above the longest window (and mind that records are "
+                "deleted by their own timestamps)",
+                tp.topic,
+                tp.partition,
+                start - offset,
+                offset,
+                start - 1,
+            )
 
     def _wake(self, records: list[RawRecord]) -> None:
         """Before a batch is offered: every partition with records in it, or whose log end the
@@ -309,7 +387,27 @@ class Daemon:
 
     def _commit(self, partitions: set[TopicPartition]) -> None:
         if self._stream is not None and partitions:
+            self._persist(partitions)
             self._stream.commit(self._commits(partitions))
+
+    def _persist(self, partitions: set[TopicPartition]) -> None:
+        """Write the buckets completed since the last commit to the state topic, tombstone those
+        no window covers any more, and wait for the acknowledgements: only then may the commit
+        rely on them (a failure raises, and the commit waits for the next interval)."""
+        state = self._state
+        if state is None:
+            return
+        before, buckets = self._pipeline.unpersisted_buckets()
+        if before is None:
+            return
+        for source, start, bucket in buckets:
+            state.write(source, start, bucket)
+        state.expire(
+            (source_of(tp.topic, tp.partition) for tp in partitions),
+            before - self._longest_ms - self._settings.evaluation.bucket,
+        )
+        state.flush()
+        self._pipeline.mark_persisted(before)
 
     def _commits(self, partitions: set[TopicPartition]) -> Commits:
         """Per partition: the oldest offset the state still needs, and the checkpoint."""
@@ -319,7 +417,8 @@ class Daemon:
             source = source_of(tp.topic, tp.partition)
             if source in offsets:
                 horizon, position = self._pipeline.counted_through(source)
-                to_commit[tp] = (offsets[source], Checkpoint(horizon, position))
+                persisted = self._pipeline.persisted_before(source)
+                to_commit[tp] = (offsets[source], Checkpoint(horizon, position, persisted))
         return to_commit
 
     # --- dead letters and shutdown ------------------------------------------------------------
@@ -338,5 +437,8 @@ class Daemon:
                 _LOG.warning("final commit failed: %s", exc)
             stream.close()
             self._stream = None
+        if self._state is not None:
+            self._state.close()
+            self._state = None
         self._dlq.close()
         self.server.stop()

@@ -28,6 +28,8 @@ from streameval.scored import EVICTED, RELEVANCE_SOURCES, ScoredList
 from streameval.scoring import ListScorer
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore, bucket_start
+from streameval.windows.persisted import SourceBuckets
+from streameval.windows.store import Bucket
 
 #: called with (raw record, why it is invalid, source) for the dead-letter topic
 DeadLetter = Callable[[bytes, Invalid, str], None]
@@ -60,8 +62,11 @@ class Pipeline:
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
         consumers: Sequence[ListConsumer] = (),
+        persist: bool = False,
     ) -> None:
         self._settings = settings
+        #: keep each source's complete buckets for the window state changelog (DESIGN §6)
+        self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
         #: those of them that take judged scores once the watermark passes the impression
@@ -114,6 +119,13 @@ class Pipeline:
         # the watermark at which a list's impression is passed (judged scores handed early)
         self._early_due: float = math.inf
         self._finished = False
+        # the window state changelog: per source, the buckets not yet in the state topic, and
+        # the bucket start before which every bucket of a source is there (restored or written)
+        self._unpersisted = SourceBuckets(settings.bucket) if self._persist else None
+        self._persisted_before: dict[str, int] = {}
+        # the horizon of the checkpoints whose buckets were loaded: the windows are exact as of
+        # it before the re-read gets there (or when the records it would re-read are gone)
+        self._horizon_floor: int | None = None
 
     def reset(self) -> None:
         """Drop the stream state (open lists, windows, watermark) before re-reading the streams
@@ -182,6 +194,7 @@ class Pipeline:
                 event,
                 watermark,
                 counted_before=horizon_before is not None and ts <= horizon_before,
+                source=source,
             )
             for click_outcome, click_counted in resolved:
                 if click_counted:  # read (and counted pending) earlier: now its final outcome
@@ -286,6 +299,9 @@ class Pipeline:
     def forget_source(self, source: str) -> None:
         """The source is no longer read here (a revoked or lost partition)."""
         self._watermark.forget(source)
+        self._persisted_before.pop(source, None)
+        if self._unpersisted is not None:
+            self._unpersisted.forget(source)
         self._offsets.pop(source, None)
         self._next_offset.pop(source, None)
         self._noted_source = None
@@ -342,11 +358,54 @@ class Pipeline:
             for consumer in self._consumers:
                 consumer.advance(horizon)
 
-    def restore_source(self, source: str, horizon_ms: int | None, next_offset: int) -> None:
+    def restore_source(
+        self,
+        source: str,
+        horizon_ms: int | None,
+        next_offset: int,
+        persisted_before: int | None = None,
+    ) -> None:
         """Before re-reading ``source`` after a restart or rebalance: a previous run committed
         at ``horizon_ms`` having read up to ``next_offset``. Records before that offset and lists
-        at or before that horizon rebuild the state without being counted again."""
+        at or before that horizon rebuild the state without being counted again.
+
+        ``persisted_before``: every bucket of ``source`` that starts before it is in the state
+        topic and is loaded with :meth:`load_bucket`; lists re-read for those buckets are not
+        folded again."""
         self._counted[source] = (horizon_ms, next_offset)
+        if persisted_before is not None:
+            self._persisted_before[source] = persisted_before
+            if horizon_ms is not None and (
+                self._horizon_floor is None or horizon_ms < self._horizon_floor
+            ):
+                self._horizon_floor = horizon_ms
+
+    def load_bucket(self, start: int, bucket: Bucket) -> None:
+        """A finalized bucket of a restored source, read back from the state topic."""
+        self._windows.merge(start, bucket)
+
+    def unpersisted_buckets(self) -> tuple[int | None, list[tuple[str, int, Bucket]]]:
+        """The buckets complete as of the horizon and not yet in the state topic, as (source,
+        start, bucket), with the bucket start before which they are all complete (None: no
+        horizon yet). They stay here until :meth:`mark_persisted`."""
+        wm = self._watermark.watermark
+        if self._unpersisted is None or wm is None:
+            return None, []
+        before = bucket_start(wm - self._attribution, self._settings.bucket)
+        return before, list(self._unpersisted.complete(before))
+
+    def mark_persisted(self, before: int) -> None:
+        """Every bucket that starts before ``before`` is now in the state topic."""
+        if self._unpersisted is None:
+            return
+        self._unpersisted.persisted(before)
+        for source in self._next_offset.keys() | self._persisted_before.keys():
+            if self._persisted_before.get(source, before) <= before:
+                self._persisted_before[source] = before
+
+    def persisted_before(self, source: str) -> int | None:
+        """The bucket start before which every bucket of ``source`` is in the state topic."""
+        return self._persisted_before.get(source)
 
     def _pass_judged(self, watermark: int) -> None:
         """Hand out the judged score of every list in a bucket the watermark completed (whole
@@ -366,7 +425,11 @@ class Pipeline:
 
     def _fold(self, lst: OpenList) -> None:
         scored = self._scorer.score(lst, self._judgments)
-        self._windows.add(scored)
+        persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
+        if persisted is None or lst.timestamp >= persisted:
+            self._windows.add(scored)
+            if self._unpersisted is not None:
+                self._unpersisted.add(lst.source, scored)
         if not lst.counted_before:
             self._totals.count_list(scored)
         if self._on_scored is not None:
@@ -387,8 +450,14 @@ class Pipeline:
 
     @property
     def horizon(self) -> int | None:
+        """The evaluation horizon: the watermark less the attribution window, or the horizon of
+        the restored checkpoints whose buckets were loaded, whichever is further."""
         wm = self._watermark.watermark
-        return None if wm is None else wm - self._attribution
+        horizon = None if wm is None else wm - self._attribution
+        floor = self._horizon_floor
+        if floor is not None and (horizon is None or floor > horizon):
+            return floor
+        return horizon
 
     def read_positions(self) -> dict[str, int]:
         """Per source, the offset after the last record read."""
@@ -420,8 +489,12 @@ class Pipeline:
         result: dict[str, int] = {}
         for source, nxt in self._next_offset.items():
             buckets = self._offsets.get(source, {})
-            if keep_from is not None:
-                stale = [b for b in buckets if b < keep_from - self._keep_ms]
+            # with the state topic, what is in it needs no re-read; else the longest window does
+            cutoff = self._persisted_before.get(source)
+            if cutoff is None and keep_from is not None:
+                cutoff = keep_from - self._keep_ms
+            if cutoff is not None:
+                stale = [b for b in buckets if b < cutoff]
                 for b in stale:
                     del buckets[b]
                 if stale:

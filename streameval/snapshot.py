@@ -160,5 +160,9 @@ class Snapshot:
     #: records behind the log end, by (topic, partition); empty outside the Kafka daemon
     consumer_lag: Mapping[tuple[str, int], int] = field(default_factory=dict)
     ready: bool = True
+    #: state-topic records skipped as not ours (corrupt, foreign), since start
+    state_records_invalid: int = 0
+    #: records a re-read needed that retention had deleted, since start
+    reread_records_deleted: int = 0
     #: regression detectors, one row per detector and series (empty when none run)
     detection: tuple[DetectionRow, ...] = ()

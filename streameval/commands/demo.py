@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streameval.config import MetricsSettings
 
 DEFAULT_SPEED = 60.0
 DEFAULT_RATE = 20.0
@@ -33,17 +37,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--host",
-        default=DEFAULT_HOST,
         help=f"address to serve on (default {DEFAULT_HOST}, this machine only — unlike the "
-        "daemon's metrics.host 0.0.0.0; use 0.0.0.0 to expose the demo)",
+        "daemon's metrics.host 0.0.0.0 — unless metrics.host is set in the --config file or "
+        "STREAMEVAL_METRICS__HOST; use 0.0.0.0 to expose the demo)",
     )
     p.add_argument(
         "--port",
         type=int,
-        default=DEFAULT_PORT,
-        help=f"port to serve on (default {DEFAULT_PORT}; 0 picks a free one)",
+        help=f"port to serve on (default {DEFAULT_PORT}, unless metrics.port is set in the "
+        "--config file or STREAMEVAL_METRICS__PORT; 0 picks a free one)",
     )
-    p.add_argument("--config", metavar="FILE", help="TOML configuration (evaluation section)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML configuration: its evaluation and metrics sections (host, port, TLS, basic "
+        "auth) apply; STREAMEVAL_* environment variables too",
+    )
     add_traffic_arguments(p, rate=DEFAULT_RATE, regression_at=DEFAULT_REGRESSION_AT_MS)
     p.set_defaults(handler=run)
 
@@ -67,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     start_ms = now_ms - now_ms % settings.evaluation.bucket
     demo = Demo(settings, sim, start_ms=start_ms)
     stop = threading.Event()
-    server = demo.server(args.host, args.port)
+    host, port = serve_address(settings.metrics, args.host, args.port)
+    server = demo.server(host, port)
     server.start()
-    url = f"{server.scheme}://{_url_host(args.host)}:{server.port}"
+    url = f"{server.scheme}://{_url_host(host)}:{server.port}"
     sim = demo.sim
     print(
         f"streameval demo: {sim.rate:g} impressions per event second at {args.speed:g}x "
@@ -115,6 +125,18 @@ def run(args: argparse.Namespace) -> int:
     read = last.intake.records_read
     print(f"streameval demo: stopped after {read} records", flush=True)
     return 0
+
+
+def serve_address(metrics: MetricsSettings, host: str | None, port: int | None) -> tuple[str, int]:
+    """Where the demo serves: a flag wins; else ``metrics.host`` / ``metrics.port`` when the
+    configuration (file or environment) sets them; else the demo's own defaults, which differ
+    from the daemon's (this machine only: a demo is not a service)."""
+    configured = metrics.model_fields_set
+    if host is None:
+        host = metrics.host if "host" in configured else DEFAULT_HOST
+    if port is None:
+        port = metrics.port if "port" in configured else DEFAULT_PORT
+    return host, port
 
 
 def _url_host(host: str) -> str:

@@ -2,7 +2,7 @@
 
 The collector owns no metric objects and no state besides the snapshot source: every scrape asks
 ``source()`` for one snapshot and formats it, so all the families of one scrape agree with each
-other (a window's ``streameval_ndcg`` is exactly its ``streameval_ndcg_sum`` over its
+other (a window's ``streameval_ndcg`` is exactly its ``streameval_window_ndcg_sum`` over its
 ``streameval_window_lists``). Formatting is all it does — no arithmetic beyond a division per row —
 because it runs on the HTTP thread while intake goes on.
 
@@ -40,9 +40,9 @@ _HELP: dict[str, str] = {
     "evaluation horizon (omitted while the window has no scored list).",
     names.NDCG_STDERR: "Standard error of streameval_ndcg (95% band = mean +/- 1.96 * stderr); "
     "omitted below 2 lists.",
-    names.NDCG_SUM: "Sum of NDCG@k over the window's scored lists (sum this and "
+    names.WINDOW_NDCG_SUM: "Sum of NDCG@k over the window's scored lists (sum this and "
     "streameval_window_lists across instances, then divide, for the exact mean).",
-    names.NDCG_SUM_SQUARES: "Sum of squared NDCG@k over the window's scored lists (for the "
+    names.WINDOW_NDCG_SUM_SQUARES: "Sum of squared NDCG@k over the window's scored lists (for the "
     "standard error across instances).",
     names.WINDOW_LISTS: "Number of lists behind streameval_ndcg in the window.",
     names.JUDGED_COVERAGE: "Mean share of the top k results that have an explicit judgment "
@@ -87,13 +87,17 @@ _HELP: dict[str, str] = {
     names.REGRESSION_SHIFT_STDERR: "Standard error of streameval_regression_shift.",
     names.REGRESSION_FIRST_ALARM: "Event time of the bucket at which the detector's alarm "
     "first held, in Unix seconds (absent until it has).",
+    names.STATE_RECORDS_INVALID_TOTAL: "Records of the state topic that were not a bucket of "
+    "ours (corrupt or foreign): skipped; their partition is re-read in full.",
+    names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
+    "but the topic no longer held (deleted by retention since the commit).",
 }
 
 _GAUGES: tuple[str, ...] = (
     names.NDCG,
     names.NDCG_STDERR,
-    names.NDCG_SUM,
-    names.NDCG_SUM_SQUARES,
+    names.WINDOW_NDCG_SUM,
+    names.WINDOW_NDCG_SUM_SQUARES,
     names.WINDOW_LISTS,
     names.JUDGED_COVERAGE,
     names.CLICK_THROUGH_RATE,
@@ -125,6 +129,8 @@ _COUNTERS: tuple[str, ...] = (
     names.LATE_EVENTS_TOTAL,
     names.DUPLICATE_EVENTS_TOTAL,
     names.UNMATCHED_CLICKS_TOTAL,
+    names.STATE_RECORDS_INVALID_TOTAL,
+    names.REREAD_RECORDS_DELETED_TOTAL,
 )
 
 
@@ -213,8 +219,8 @@ def _window_families(snapshot: Snapshot) -> list[Metric]:
     labels = [*names.WINDOW_LABELS, *snapshot.segment_labels]
     mean = _gauge(names.NDCG, labels)
     stderr = _gauge(names.NDCG_STDERR, labels)
-    total = _gauge(names.NDCG_SUM, labels)
-    total_sq = _gauge(names.NDCG_SUM_SQUARES, labels)
+    total = _gauge(names.WINDOW_NDCG_SUM, labels)
+    total_sq = _gauge(names.WINDOW_NDCG_SUM_SQUARES, labels)
     lists = _gauge(names.WINDOW_LISTS, labels)
     coverage = _gauge(names.JUDGED_COVERAGE, labels)
     for row in snapshot.ndcg:
@@ -322,6 +328,11 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     build = _gauge(names.BUILD_INFO, ["version"])
     build.add_metric([version], 1)
     families += [watermark, horizon, lag, build]
+    invalid_state = _counter(names.STATE_RECORDS_INVALID_TOTAL)
+    invalid_state.add_metric([], snapshot.state_records_invalid)
+    deleted = _counter(names.REREAD_RECORDS_DELETED_TOTAL)
+    deleted.add_metric([], snapshot.reread_records_deleted)
+    families += [invalid_state, deleted]
     return families
 
 

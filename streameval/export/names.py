@@ -9,8 +9,10 @@ from __future__ import annotations
 # Window figures (gauges), labels: k, window, relevance, + segment labels
 NDCG = "streameval_ndcg"
 NDCG_STDERR = "streameval_ndcg_stderr"
-NDCG_SUM = "streameval_ndcg_sum"
-NDCG_SUM_SQUARES = "streameval_ndcg_sum_squares"
+# (Not `streameval_ndcg_sum`: in OpenMetrics that is the family of the counter
+# streameval_ndcg_sum_total, and a gauge may not share it.)
+WINDOW_NDCG_SUM = "streameval_window_ndcg_sum"
+WINDOW_NDCG_SUM_SQUARES = "streameval_window_ndcg_sum_squares"
 WINDOW_LISTS = "streameval_window_lists"
 JUDGED_COVERAGE = "streameval_judged_coverage"
 # Window figures that do not depend on k or relevance (gauges), labels: window + segment labels
@@ -42,6 +44,10 @@ WATERMARK = "streameval_watermark_timestamp_seconds"
 HORIZON = "streameval_evaluation_horizon_timestamp_seconds"
 CONSUMER_LAG = "streameval_consumer_lag"  # labels: topic, partition
 BUILD_INFO = "streameval_build_info"  # label: version; value 1
+# The window state changelog (DESIGN §6)
+STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
+# extension: records a re-read needed that the topic's retention had deleted
+REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
 
 # Regression detectors (gauges, DESIGN §9), labels: detector, k, relevance, + segment labels
 REGRESSION_STATISTIC = "streameval_regression_statistic"
@@ -60,8 +66,8 @@ ALL: frozenset[str] = frozenset(
     {
         NDCG,
         NDCG_STDERR,
-        NDCG_SUM,
-        NDCG_SUM_SQUARES,
+        WINDOW_NDCG_SUM,
+        WINDOW_NDCG_SUM_SQUARES,
         WINDOW_LISTS,
         JUDGED_COVERAGE,
         CLICK_THROUGH_RATE,
@@ -85,6 +91,8 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
+        STATE_RECORDS_INVALID_TOTAL,
+        REREAD_RECORDS_DELETED_TOTAL,
         REGRESSION_STATISTIC,
         REGRESSION_THRESHOLD,
         REGRESSION_ALARM,

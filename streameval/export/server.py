@@ -4,8 +4,9 @@ A stdlib :class:`~http.server.ThreadingHTTPServer` in a daemon thread; each requ
 thread of its own, so a slow client does not hold up the next scrape.
 
 ========================  =====================================================================
-``/metrics``              Prometheus text exposition of the registry (gzip when
-                          ``Accept-Encoding`` allows it; never OpenMetrics, see ``_metrics``)
+``/metrics``              the registry in OpenMetrics 1.0 when ``Accept`` prefers it (as
+                          Prometheus does by default), else the Prometheus text format 0.0.4;
+                          gzip when ``Accept-Encoding`` allows it
 ``/healthz``              200 ``ok`` while the server runs (liveness)
 ``/readyz``               200 ``ready`` when ``ready()`` is true, else 503 (readiness)
 ``/``                     the live status page (when a ``status`` callable is given; else a small
@@ -207,12 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
         return _text(HTTPStatus.NOT_FOUND, "not found")
 
     def _metrics(self) -> _Response:
-        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
-        if content_type.startswith("application/openmetrics-text"):
-            # DESIGN §5's names cannot be OpenMetrics: the counter streameval_ndcg_sum_total
-            # is the family `streameval_ndcg_sum` there, which clashes with the gauge of that
-            # name. Prometheus falls back to the text format, where both are distinct.
-            encoder, content_type = choose_encoder("")
+        encoder, content_type = negotiate(self.headers.get("Accept", ""))
         body = encoder(self.app.registry)
         extra = {}
         if "gzip" in self.headers.get("Accept-Encoding", ""):
@@ -238,6 +234,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+
+def by_preference(accept: str) -> list[str]:
+    """The media ranges of an ``Accept`` header, by their ``q`` (highest first, ties in the
+    order given), without those of ``q=0`` (not acceptable, RFC 9110 §12.5.1)."""
+    ranked: list[tuple[float, int, str]] = []
+    for position, media_range in enumerate(accept.split(",")):
+        quality = 1.0
+        for param in media_range.split(";")[1:]:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value.strip())
+                except ValueError:
+                    quality = 0.0  # an unreadable weight: not a preference to honour
+        if quality > 0 and media_range.strip():
+            ranked.append((-quality, position, media_range.strip()))
+    return [media_range for _, _, media_range in sorted(ranked)]
+
+
+_TEXT_RANGES = frozenset({"text/plain", "text/*", "*/*"})
+
+
+def negotiate(accept: str) -> tuple[Callable[[CollectorRegistry], bytes], str]:
+    """The encoder and content type for ``/metrics``: OpenMetrics (1.0, what prometheus_client
+    writes) when it is the client's most preferred format we can serve, else the text format.
+
+    prometheus_client's ``choose_encoder`` ignores ``q`` and passes over a text range to an
+    OpenMetrics one listed later, so it is asked about one range at a time, best first.
+    """
+    for media_range in by_preference(accept):
+        encoder, content_type = choose_encoder(media_range)
+        media_type = media_range.split(";")[0].strip().lower()
+        if content_type.startswith("application/openmetrics-text") or media_type in _TEXT_RANGES:
+            return encoder, content_type
+    return choose_encoder("")  # nothing we serve was asked for: the text format, as before
 
 
 def _credentials(basic_auth: tuple[str, SecretStr | str] | None) -> tuple[bytes, bytes] | None:

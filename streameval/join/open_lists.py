@@ -63,11 +63,16 @@ class OpenList:
         "query_id",
         "request_id",
         "segment",
+        "source",
         "timestamp",
     )
 
     def __init__(
-        self, impression: Impression, segment: Segment, counted_before: bool = False
+        self,
+        impression: Impression,
+        segment: Segment,
+        counted_before: bool = False,
+        source: str = "",
     ) -> None:
         self.request_id: str = impression.request_id
         self.timestamp: int = impression.timestamp
@@ -84,6 +89,8 @@ class OpenList:
         #: its judged score taken when the watermark passed the impression, with the judgment
         #: table's version of its query then (reused at finalization if still current)
         self.early: tuple[int, SourceScore] | None = None
+        #: the input it was read from (a Kafka partition, a replay file)
+        self.source = source
 
     def attach(self, click: Click, key: str | bytes, grade: float) -> bool:
         """Add an interaction; False if the same one was already attached."""
@@ -149,7 +156,12 @@ class Joiner:
     # --- intake -----------------------------------------------------------------------------
 
     def add_impression(
-        self, impression: Impression, watermark: int | None, *, counted_before: bool = False
+        self,
+        impression: Impression,
+        watermark: int | None,
+        *,
+        counted_before: bool = False,
+        source: str = "",
     ) -> tuple[Outcome, list[tuple[Outcome, bool]]]:
         """Open a list. Returns its outcome and, for each pending click it resolved, the click's
         outcome and whether that click was counted in the intake when it was read."""
@@ -158,7 +170,7 @@ class Joiner:
         rid = impression.request_id
         if rid in self._open:
             return Outcome.DUPLICATE, []
-        lst = OpenList(impression, self._segment_of(impression.labels), counted_before)
+        lst = OpenList(impression, self._segment_of(impression.labels), counted_before, source)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))

@@ -3,7 +3,10 @@
 The committed *offset* of a partition is where a restart must re-read from to rebuild its state
 (the oldest record a window or an open list still needs). The *metadata* says how far the
 committing run had read and counted: records before ``next_offset`` and lists at or before
-``horizon_ms`` are rebuilt from on the way back but not counted a second time.
+``horizon_ms`` are rebuilt from on the way back but not counted a second time. With the window
+state changelog, ``persisted_before`` says that every bucket of the partition that starts before it
+is in the state topic (written before this commit), so the re-read starts after them and they are
+loaded instead. An older reader ignores that key and re-reads, as before.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ _VERSION = 1
 class Checkpoint:
     horizon_ms: int | None
     next_offset: int
+    persisted_before: int | None = None
 
     def encode(self) -> str:
-        return json.dumps(
-            {"v": _VERSION, "h": self.horizon_ms, "p": self.next_offset}, separators=(",", ":")
-        )
+        data: dict[str, int | None] = {"v": _VERSION, "h": self.horizon_ms, "p": self.next_offset}
+        if self.persisted_before is not None:
+            data["s"] = self.persisted_before
+        return json.dumps(data, separators=(",", ":"))
 
     @classmethod
     def decode(cls, metadata: str | None) -> Checkpoint | None:
@@ -42,4 +47,7 @@ class Checkpoint:
             return None
         if type(pos) is not int or pos < 0:
             return None
-        return cls(horizon, pos)
+        persisted = data.get("s")
+        if persisted is not None and type(persisted) is not int:
+            return None
+        return cls(horizon, pos, persisted)

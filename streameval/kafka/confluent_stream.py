@@ -334,6 +334,26 @@ class ConfluentStream:
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
         return self._list_offsets(partitions, self._ck.admin.OffsetSpec.latest(), timeout_s)
 
+    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        return self._list_offsets(partitions, self._ck.admin.OffsetSpec.earliest(), self._timeout_s)
+
+    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        committed = self._retrying(
+            "committed offsets",
+            lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
+        )
+        return {TopicPartition(c.topic, c.partition): c.offset for c in committed if c.offset >= 0}
+
+    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
+        for tp, start in self.beginning_offsets(partitions).items():
+            self._call(self._consumer.seek, self._ck.TopicPartition(tp.topic, tp.partition, start))
+            self._start[(tp.topic, tp.partition)] = start
+            self._pos[(tp.topic, tp.partition)] = start
+
     def highwater(self, tp: TopicPartition) -> int | None:
         try:
             _, high = self._consumer.get_watermark_offsets(

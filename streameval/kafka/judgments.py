@@ -1,4 +1,5 @@
-"""Reads the judgment topics in full, like a global table: every instance reads all of it.
+"""Reads the judgment topics in full, like a global table: every instance reads all of it (the
+window state topic is read the same way, with ``what="state"``).
 
 The partitions are *assigned* (no consumer group, nothing committed): on start the reader seeks
 to the beginning, :meth:`JudgmentReader.read_to_end` yields every record up to the end offsets seen
@@ -32,8 +33,10 @@ class JudgmentReader:
         config: Mapping[str, object],
         *,
         clock: Callable[[], float] = time.monotonic,
+        what: str = "judgment",
     ) -> None:
         self._clock = clock
+        self._what = what
         self._partitions: list[TopicPartition] = []
         self._consumer: Any = None
         if not topics:
@@ -48,13 +51,15 @@ class JudgmentReader:
                 }
             )
         except KafkaError as error:
-            raise KafkaUnavailableError(f"cannot connect to read judgments: {error}") from error
+            raise KafkaUnavailableError(
+                f"cannot connect to read the {what} topics: {error}"
+            ) from error
         try:
             for topic in topics:
                 partitions = consumer.partitions_for_topic(topic)
                 if not partitions:
                     raise KafkaUnavailableError(
-                        f"judgment topic {topic!r} does not exist or cannot be read"
+                        f"{what} topic {topic!r} does not exist or cannot be read"
                     )
                 self._partitions.extend(TopicPartition(topic, p) for p in sorted(partitions))
             consumer.assign(self._partitions)
@@ -86,7 +91,7 @@ class JudgmentReader:
                 self._partitions, timeout_ms=int(timeout_s * 1000)
             )
         except KafkaError as error:
-            raise KafkaUnavailableError(f"judgment end offsets: {error}") from error
+            raise KafkaUnavailableError(f"{self._what} end offsets: {error}") from error
         deadline = self._clock() + timeout_s
 
         def position(tp: TopicPartition) -> int:
@@ -95,7 +100,7 @@ class JudgmentReader:
             try:
                 found = consumer.position(tp, timeout_ms=left_ms)
             except KafkaError as error:
-                raise KafkaUnavailableError(f"judgment position of {tp}: {error}") from error
+                raise KafkaUnavailableError(f"{self._what} position of {tp}: {error}") from error
             return -1 if found is None else int(found)  # None: not known yet, so still behind
 
         behind = {tp for tp in self._partitions if position(tp) < ends[tp]}
@@ -103,7 +108,7 @@ class JudgmentReader:
             if self._clock() > deadline:
                 left = ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(behind))
                 raise KafkaUnavailableError(
-                    f"judgment topics not read to their end within {timeout_s}s: {left}"
+                    f"{self._what} topics not read to their end within {timeout_s}s: {left}"
                 )
             yield from self._poll(_READ_POLL_MS)
             behind = {tp for tp in behind if position(tp) < ends[tp]}

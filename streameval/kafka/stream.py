@@ -76,6 +76,18 @@ class Stream(Protocol):
         client's default)."""
         ...
 
+    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """The log start of each partition (moved on by retention), asked of the brokers now."""
+        ...
+
+    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        """The group's committed offset of each partition that has one."""
+        ...
+
+    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
+        """Read these partitions again from their log start (the full re-read)."""
+        ...
+
     def highwater(self, tp: TopicPartition) -> int | None:
         """The log end seen by the last fetch of ``tp`` (None before one)."""
         ...
@@ -232,6 +244,24 @@ class EventStream:
             list(partitions), timeout_ms=timeout_ms
         )
         return ends
+
+    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        if not partitions:
+            return {}
+        starts: dict[TopicPartition, int] = self._consumer.beginning_offsets(list(partitions))
+        return starts
+
+    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+        out: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            committed = self._consumer.committed(tp)
+            if committed is not None:
+                out[tp] = committed
+        return out
+
+    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
+        if partitions:
+            self._consumer.seek_to_beginning(*partitions)
 
     def highwater(self, tp: TopicPartition) -> int | None:
         """The log end seen by the last fetch of ``tp`` (None before one)."""

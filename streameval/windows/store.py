@@ -21,7 +21,7 @@ _Key = tuple[str, Segment, int]  # (relevance, segment, k)
 _SourceKey = tuple[str, Segment, tuple[int, ...]]
 
 
-class _Bucket:
+class Bucket:
     """One bucket's sufficient statistics.
 
     ``ndcg`` and ``coverage`` hold, per (relevance, segment, ks), one flat list with
@@ -37,6 +37,44 @@ class _Bucket:
         # per segment: lists, clicked lists, reciprocal-rank sum, its sum of squares,
         # zero-interaction lists
         self.engagement: dict[Segment, list[float]] = {}
+
+    def fold(self, scored: ScoredList) -> None:
+        """Add one finalized list."""
+        seg = scored.segment
+        for source in scored.sources:
+            key = (source.relevance, seg, source.ks)
+            _fold(self.ndcg, key, source.ndcg)
+            if source.coverage is not None:
+                _fold(self.coverage, key, source.coverage)
+        eng = self.engagement.get(seg)
+        if eng is None:
+            eng = self.engagement[seg] = [0, 0, 0.0, 0.0, 0]
+        eng[0] += 1
+        if scored.clicked:
+            eng[1] += 1
+        rr = 1.0 / scored.first_click_rank if scored.first_click_rank else 0.0
+        eng[2] += rr
+        eng[3] += rr * rr
+        if not scored.interacted:
+            eng[4] += 1
+
+    def merge(self, other: Bucket) -> None:
+        """Add another bucket's statistics (e.g. one loaded from the state topic)."""
+        for mine, theirs in ((self.ndcg, other.ndcg), (self.coverage, other.coverage)):
+            for key, acc in theirs.items():
+                total = mine.get(key)
+                if total is None:
+                    mine[key] = list(acc)
+                else:
+                    for i, v in enumerate(acc):
+                        total[i] += v
+        for seg, e in other.engagement.items():
+            total = self.engagement.get(seg)
+            if total is None:
+                self.engagement[seg] = list(e)
+            else:
+                for i, v in enumerate(e):
+                    total[i] += v
 
 
 def _fold(
@@ -83,7 +121,7 @@ class WindowStore:
         self._windows = tuple(windows)
         self._bucket_ms = bucket_sizes.pop()
         self._longest_ms = max(w.size_ms for w in windows)
-        self._buckets: dict[int, _Bucket] = {}
+        self._buckets: dict[int, Bucket] = {}
         self._oldest: int | None = None  # the smallest key of _buckets (None: no bucket)
 
     @property
@@ -93,29 +131,19 @@ class WindowStore:
     def add(self, scored: ScoredList) -> None:
         """Fold one finalized list into the bucket of its impression time."""
         ts = scored.timestamp
-        start = ts - ts % self._bucket_ms  # bucket_start, inlined: this runs once per list
+        self._bucket(ts - ts % self._bucket_ms).fold(scored)  # bucket_start, inlined
+
+    def merge(self, start: int, bucket: Bucket) -> None:
+        """Add a bucket's statistics (loaded from the state topic) to the bucket at ``start``."""
+        self._bucket(start).merge(bucket)
+
+    def _bucket(self, start: int) -> Bucket:
         bucket = self._buckets.get(start)
         if bucket is None:
-            bucket = self._buckets[start] = _Bucket()
+            bucket = self._buckets[start] = Bucket()
             if self._oldest is None or start < self._oldest:
                 self._oldest = start
-        seg = scored.segment
-        for source in scored.sources:
-            key = (source.relevance, seg, source.ks)
-            _fold(bucket.ndcg, key, source.ndcg)
-            if source.coverage is not None:
-                _fold(bucket.coverage, key, source.coverage)
-        eng = bucket.engagement.get(seg)
-        if eng is None:
-            eng = bucket.engagement[seg] = [0, 0, 0.0, 0.0, 0]
-        eng[0] += 1
-        if scored.clicked:
-            eng[1] += 1
-        rr = 1.0 / scored.first_click_rank if scored.first_click_rank else 0.0
-        eng[2] += rr
-        eng[3] += rr * rr
-        if not scored.interacted:
-            eng[4] += 1
+        return bucket
 
     def evict(self, horizon_ms: int) -> None:
         """Drop buckets no window can cover any more as of ``horizon_ms``."""

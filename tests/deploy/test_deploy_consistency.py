@@ -313,7 +313,8 @@ def test_dashboard_uses_the_provisioned_datasource_uid() -> None:
         assert ref == {"type": "prometheus", "uid": source["uid"]}
 
 
-def test_dashboard_json_is_the_generator_output(monkeypatch: pytest.MonkeyPatch) -> None:
+def _generator(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """deploy/grafana/dashboard.py, imported (it is a script, not a package module)."""
     spec = importlib.util.spec_from_file_location("streameval_dashboard", DASHBOARD_SOURCE)
     assert spec is not None
     assert spec.loader is not None
@@ -321,9 +322,64 @@ def test_dashboard_json_is_the_generator_output(monkeypatch: pytest.MonkeyPatch)
     # dataclasses resolve string annotations through sys.modules
     monkeypatch.setitem(sys.modules, spec.name, module)
     spec.loader.exec_module(module)
-    assert DASHBOARD_JSON.read_text(encoding="utf-8") == module.render(), (
+    return module
+
+
+def test_dashboard_json_is_the_generator_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert DASHBOARD_JSON.read_text(encoding="utf-8") == _generator(monkeypatch).render(), (
         "regenerate: python deploy/grafana/dashboard.py > deploy/grafana/dashboards/streameval.json"
     )
+
+
+def test_a_row_is_one_function_added_to_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # How the detection and interleaving rows are meant to be added: a function returning a
+    # Section, appended to ROWS; ids and positions of everything above stay as they are.
+    gen = _generator(monkeypatch)
+
+    def extra_row() -> Any:
+        return gen.Section(
+            "Extra",
+            (
+                gen.timeseries_panel("left", gen.query("streameval_open_lists", "x"), width=12),
+                gen.stat_panel("right", gen.query("streameval_judgments", "y"), width=12),
+            ),
+        )
+
+    def built(rows: Any) -> list[dict[str, Any]]:
+        board = json.loads(json.dumps(gen.dashboard(rows).build(), cls=gen.JSONEncoder))
+        return list(panels(board))
+
+    before = built(gen.ROWS)
+    after = built((*gen.ROWS, extra_row))
+    assert after[: len(before)] == before
+    row, left, right = after[len(before) :]
+    bottom = max(p["gridPos"]["y"] + p["gridPos"]["h"] for p in before)
+    assert (row["type"], row["title"], row["gridPos"]) == (
+        "row",
+        "Extra",
+        {"h": 1, "w": 24, "x": 0, "y": bottom},
+    )
+    assert (left["gridPos"]["x"], left["gridPos"]["y"]) == (0, bottom + 1)
+    assert (right["gridPos"]["x"], right["gridPos"]["y"]) == (12, bottom + 1)
+    last_id = max(p["id"] for p in before)
+    assert [row["id"], left["id"], right["id"]] == [last_id + 1, last_id + 2, last_id + 3]
+    assert left["targets"][0]["datasource"] == right["datasource"] == before[1]["datasource"]
+
+
+def test_the_dashboard_sdk_is_the_release_for_the_grafana_image(
+    services: dict[str, Any],
+) -> None:
+    # grafana-foundation-sdk versions are "<build epoch>!<Grafana version>": the one pinned in
+    # the test extra must be the Grafana that docker-compose.yml runs.
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        project = tomllib.load(handle)["project"]
+    test_extra = project["optional-dependencies"]["test"]
+    [pin] = [d for d in test_extra if d.startswith("grafana-foundation-sdk")]
+    sdk_grafana = re.fullmatch(r"grafana-foundation-sdk==\d+!(\d+\.\d+\.\d+)", pin)
+    assert sdk_grafana, pin
+    image = services["grafana"]["image"]
+    assert image == f"grafana/grafana:{sdk_grafana.group(1)}", (image, pin)
+    assert not any(d.startswith("grafana") for d in project["dependencies"])
 
 
 def test_dashboard_layout_fits_the_grid() -> None:

@@ -129,7 +129,7 @@ def test_promtool_sees_each_scrape_at_its_time(tmp_path: Path) -> None:
     labels = {"k": "10", "window": "5m", "relevance": "judged", "ranker": "r", "arm": "treatment"}
     common = (("instance", INSTANCE), ("job", JOB), *labels.items())
     lists = (("__name__", "streameval_window_lists"), *common)
-    total = (("__name__", "streameval_ndcg_sum"), *common)
+    total = (("__name__", "streameval_window_ndcg_sum"), *common)
     step = {tuple(sorted(lists)): 400.0, tuple(sorted(total)): 250.0}
     scrapes = Scrapes(15_000, ({}, step, {**step, tuple(sorted(total)): 200.0}, {}))
     suite = rule_test(scrapes)

@@ -12,10 +12,16 @@ template variables (the multi-valued ranker/arm at Grafana's "All"; the panel re
 at each real arm) except the consumer-lag ones (``KAFKA_ONLY``); the recorded NDCG mean and
 standard error equal the daemon's ``streameval_ndcg`` / ``streameval_ndcg_stderr`` label for
 label. And every metric name the rules and the dashboard select appears in the live /metrics.
+
+Prometheus scrapes through a small recording proxy (:class:`Recorder`), which passes each scrape
+through unchanged and notes what Prometheus asked for and what the daemon answered: Prometheus
+must have negotiated OpenMetrics (DESIGN §5), gzip included, and its OpenMetrics parser must have
+taken every scrape (the target is up, with no scrape error).
 """
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import math
@@ -28,10 +34,14 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as parse_openmetrics,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from streameval.config import load_settings
@@ -69,13 +79,74 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass(frozen=True)
+class Scrape:
+    accept: str
+    accept_encoding: str
+    status: int
+    content_type: str
+    content_encoding: str
+    body: bytes  # as sent (compressed when content_encoding says so)
+
+
+class Recorder(ThreadingHTTPServer):
+    """An HTTP proxy on 127.0.0.1 in front of the demo's /metrics that keeps every exchange."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.scrapes: list[Scrape] = []
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _RecordingHandler)
+
+    def recorded(self) -> list[Scrape]:
+        with self.lock:
+            return list(self.scrapes)
+
+
+class _RecordingHandler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_GET(self) -> None:
+        server = self.server
+        assert isinstance(server, Recorder)
+        forwarded = {
+            key: value
+            for key in ("Accept", "Accept-Encoding", "User-Agent")
+            if (value := self.headers.get(key)) is not None
+        }
+        request = urllib.request.Request(server.upstream + self.path, headers=forwarded)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body, status, headers = response.read(), response.status, response.headers
+        scrape = Scrape(
+            accept=self.headers.get("Accept", ""),
+            accept_encoding=self.headers.get("Accept-Encoding", ""),
+            status=status,
+            content_type=headers.get("Content-Type", ""),
+            content_encoding=headers.get("Content-Encoding", ""),
+            body=body,
+        )
+        with server.lock:
+            server.scrapes.append(scrape)
+        self.send_response(status)
+        self.send_header("Content-Type", scrape.content_type)
+        if scrape.content_encoding:
+            self.send_header("Content-Encoding", scrape.content_encoding)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
 @dataclass
 class Live:
     prometheus: str  # base URL of the Prometheus server
     metrics_url: str  # the demo's /metrics
-    target: str  # host:port as Prometheus labels it (instance)
+    target: str  # host:port as Prometheus labels it (instance): the recorder's
     demo: Demo
     deadline: float
+    recorder: Recorder
 
     def api(self, path: str, **params: str) -> Any:
         query = urllib.parse.urlencode(params)
@@ -139,11 +210,21 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     server = demo.server("127.0.0.1", 0)
     server.start()
     proc: subprocess.Popen[bytes] | None = None
+    recorder = Recorder(f"http://127.0.0.1:{server.port}")
+    proxy = threading.Thread(target=recorder.serve_forever, name="recorder", daemon=True)
+    proxy.start()
     try:
         driver.start()
-        target = f"127.0.0.1:{server.port}"
+        target = f"127.0.0.1:{recorder.server_address[1]}"
         proc, base, log = _start_prometheus(tmp, target)
-        live = Live(base, f"http://{target}/metrics", target, demo, time.monotonic() + DEADLINE_S)
+        live = Live(
+            base,
+            f"http://127.0.0.1:{server.port}/metrics",
+            target,
+            demo,
+            time.monotonic() + DEADLINE_S,
+            recorder,
+        )
         live.wait_for("prometheus ready", lambda: _ready(base, proc, log))
         # Enough scrapes for every rate()/[1m] and for the rules: the slowest dashboard figures
         # are the rates of recorded series, which need two evaluations with data.
@@ -174,6 +255,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        recorder.shutdown()
+        recorder.server_close()
         server.stop()
         driver.join(timeout=30)
 
@@ -229,6 +312,26 @@ def test_the_target_is_up(live: Live) -> None:
     assert [float(row["value"][1]) for row in result] == [1.0]
 
 
+def test_prometheus_negotiated_openmetrics(live: Live) -> None:
+    scrapes = live.recorder.recorded()
+    assert len(scrapes) >= 2
+    for scrape in scrapes:
+        # Prometheus asks for OpenMetrics 1.0 first and for gzip; the daemon answered so.
+        assert scrape.accept.startswith("application/openmetrics-text"), scrape.accept
+        assert "gzip" in scrape.accept_encoding
+        assert scrape.status == 200
+        assert scrape.content_type.startswith("application/openmetrics-text; version=1.0.0")
+        assert scrape.content_encoding == "gzip"
+    # What Prometheus got is valid OpenMetrics (prometheus_client's strict parser) ...
+    last = gzip.decompress(scrapes[-1].body).decode()
+    families = {f.name for f in parse_openmetrics(last)}
+    assert {names.WINDOW_NDCG_SUM, names.NDCG_SUM_TOTAL.removesuffix("_total")} <= families
+    # ... and Prometheus' own parser took every scrape: no error on the target.
+    targets = live.api("/api/v1/targets", state="active")["activeTargets"]
+    [ours] = [t for t in targets if t["labels"]["instance"] == live.target]
+    assert ours["health"] == "up" and ours["lastError"] == ""
+
+
 def test_every_exposed_metric_is_queryable(live: Live) -> None:
     exposed = {name for name, _, _ in _live_samples(live)}
     assert names.NDCG in exposed and names.RECORDS_READ_TOTAL in exposed
@@ -243,7 +346,7 @@ def test_every_exposed_metric_is_queryable(live: Live) -> None:
 def test_every_referenced_metric_is_on_the_live_endpoint(live: Live) -> None:
     exposed = {name for name, _, _ in _live_samples(live)}
     referenced = referenced_metric_names()
-    assert {names.NDCG_SUM, names.WINDOW_LISTS, names.RECORDS_READ_TOTAL} <= referenced
+    assert {names.WINDOW_NDCG_SUM, names.WINDOW_LISTS, names.RECORDS_READ_TOTAL} <= referenced
     assert not (referenced - KAFKA_ONLY) - exposed
     # the exception is real: the demo indeed exports no consumer lag (else drop it from the list)
     assert not KAFKA_ONLY & exposed

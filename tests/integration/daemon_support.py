@@ -388,7 +388,7 @@ def assert_windows_match(
     for row in expected["windows"]:
         labels = window_labels(row)
         assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
-        assert value(metrics, "streameval_ndcg_sum", **labels) == pytest.approx(
+        assert value(metrics, "streameval_window_ndcg_sum", **labels) == pytest.approx(
             row["ndcg_sum"], rel=1e-9, abs=1e-12
         ), labels
         if row["ndcg"] is not None:

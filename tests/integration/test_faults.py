@@ -330,11 +330,11 @@ def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
             labels = window_labels(row)
             lists = _summed(both, "streameval_window_lists", labels)
             assert lists == row["lists"], labels
-            assert _summed(both, "streameval_ndcg_sum", labels) == pytest.approx(
+            assert _summed(both, "streameval_window_ndcg_sum", labels) == pytest.approx(
                 row["ndcg_sum"], rel=1e-9, abs=1e-12
             )
             if lists:  # the recording rules' sum()/sum(): the pooled mean over both
-                pooled = _summed(both, "streameval_ndcg_sum", labels) / lists
+                pooled = _summed(both, "streameval_window_ndcg_sum", labels) / lists
                 assert row["ndcg"] is not None
                 assert pooled == pytest.approx(row["ndcg"], rel=1e-9)
             for m in both:  # each alone is partial

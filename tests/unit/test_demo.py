@@ -9,19 +9,24 @@ of the arms 1.8 %: ±0.07 is about 4 standard errors.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from streameval.cli import main
+from streameval.commands.demo import serve_address
 from streameval.config import load_settings
 from streameval.demo import Demo, DemoTick, no_pacing, wall_pacer
 from streameval.sim import SimConfig
@@ -239,3 +244,118 @@ def test_the_command_stops_cleanly_on_sigterm_and_ctrl_c(signum: int) -> None:
     assert "stopped after" in rest
     with pytest.raises(OSError):
         _get(f"{url}/healthz")
+
+
+# --- where the demo serves: flags, then the configuration, then the demo's defaults -------------
+
+
+def _settings_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "streameval.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def no_metrics_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for key in list(os.environ):
+        if key.upper().startswith("STREAMEVAL_METRICS"):
+            monkeypatch.delenv(key)
+    return monkeypatch
+
+
+def test_without_flag_or_configuration_the_demo_serves_this_machine_on_9724(
+    no_metrics_env: pytest.MonkeyPatch,
+) -> None:
+    # the daemon's default host is 0.0.0.0; the demo's stays 127.0.0.1
+    assert load_settings().metrics.host == "0.0.0.0"
+    assert serve_address(load_settings().metrics, None, None) == ("127.0.0.1", 9724)
+
+
+def test_the_config_file_sets_where_the_demo_serves(
+    tmp_path: Path, no_metrics_env: pytest.MonkeyPatch
+) -> None:
+    path = _settings_file(tmp_path, '[metrics]\nhost = "0.0.0.0"\nport = 9999\n')
+    assert serve_address(load_settings(path).metrics, None, None) == ("0.0.0.0", 9999)
+    # one key set: the other keeps the demo's default, not the daemon's
+    path = _settings_file(tmp_path, "[metrics]\nport = 9999\n")
+    assert serve_address(load_settings(path).metrics, None, None) == ("127.0.0.1", 9999)
+    # a metrics section without host or port (TLS here) changes neither
+    path = _settings_file(
+        tmp_path, '[metrics]\nbasic_auth_username = "u"\nbasic_auth_password = "p"\n'
+    )
+    assert serve_address(load_settings(path).metrics, None, None) == ("127.0.0.1", 9724)
+
+
+def test_the_environment_sets_where_the_demo_serves_over_the_file(
+    tmp_path: Path, no_metrics_env: pytest.MonkeyPatch
+) -> None:
+    no_metrics_env.setenv("STREAMEVAL_METRICS__PORT", "9998")
+    assert serve_address(load_settings().metrics, None, None) == ("127.0.0.1", 9998)
+    path = _settings_file(tmp_path, '[metrics]\nhost = "::1"\nport = 9999\n')
+    assert serve_address(load_settings(path).metrics, None, None) == ("::1", 9998)
+
+
+def test_flags_win_over_file_and_environment(
+    tmp_path: Path, no_metrics_env: pytest.MonkeyPatch
+) -> None:
+    no_metrics_env.setenv("STREAMEVAL_METRICS__HOST", "0.0.0.0")
+    no_metrics_env.setenv("STREAMEVAL_METRICS__PORT", "9998")
+    metrics = load_settings(_settings_file(tmp_path, "[metrics]\nport = 9999\n")).metrics
+    assert serve_address(metrics, "127.0.0.2", 0) == ("127.0.0.2", 0)
+    assert serve_address(metrics, None, 0) == ("0.0.0.0", 0)  # port 0 is a flag, not "unset"
+    assert serve_address(metrics, "127.0.0.2", None) == ("127.0.0.2", 9998)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_the_command_serves_where_the_configuration_says(
+    tmp_path: Path, no_metrics_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The case: `demo --config FILE` with metrics.port (and the environment's) ignored.
+    port = _free_port()
+    path = _settings_file(tmp_path, f'[metrics]\nhost = "127.0.0.1"\nport = {port}\n')
+    fast = ("--duration", "1m", "--speed", "1e6", "--rate", "2", "--queries", "20")
+    assert main(["demo", "--config", str(path), *fast]) == 0
+    assert f"status page: http://127.0.0.1:{port}/" in capsys.readouterr().out
+    env_port = _free_port()
+    no_metrics_env.setenv("STREAMEVAL_METRICS__PORT", str(env_port))
+    assert main(["demo", "--config", str(path), *fast]) == 0
+    assert f"status page: http://127.0.0.1:{env_port}/" in capsys.readouterr().out
+    assert main(["demo", "--config", str(path), "--port", "0", *fast]) == 0
+    out = capsys.readouterr().out
+    assert "status page: http://127.0.0.1:" in out and f":{env_port}/" not in out
+
+
+def test_the_demo_server_takes_tls_and_basic_auth_from_the_configuration(
+    tmp_path: Path, no_metrics_env: pytest.MonkeyPatch
+) -> None:
+    # the other settings `run` and `demo` share: the [metrics] section's auth (and TLS, built
+    # by the same MetricsServer arguments) and the [evaluation] section
+    path = _settings_file(
+        tmp_path,
+        '[metrics]\nbasic_auth_username = "prom"\nbasic_auth_password = "pw"\n'
+        '[evaluation]\nks = [2]\nwindows = ["1m"]\n',
+    )
+    settings = load_settings(path)
+    demo = Demo(settings, SimConfig(rate=2.0, queries=20, seed=1), start_ms=START_MS)
+    demo.run(lambda event_ms: event_ms < START_MS + 7 * MINUTE)
+    with demo.server("127.0.0.1", 0) as server:
+        url = f"http://127.0.0.1:{server.port}/metrics"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get(url)
+        assert refused.value.code == 401
+        token = base64.b64encode(b"prom:pw").decode()
+        request = urllib.request.Request(url, headers={"Authorization": f"Basic {token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read().decode()
+    rows = [
+        s.labels
+        for f in text_string_to_metric_families(text)
+        for s in f.samples
+        if s.name == "streameval_window_lists"
+    ]
+    assert rows and {(r["k"], r["window"]) for r in rows} == {("2", "1m")}

@@ -6,6 +6,10 @@ import math
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as parse_openmetrics,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from streameval.errors import ConfigError, StreamevalError
@@ -109,8 +113,8 @@ def test_window_gauges_mean_stderr_sums_and_coverage() -> None:
     assert registry.get_sample_value(names.NDCG, labels) == pytest.approx(0.5)  # 1.5 / 3
     # Sample variance: ((1-.5)^2 + 0 + (0-.5)^2) / 2 = 0.25; stderr = sqrt(0.25 / 3) = 0.288675...
     assert registry.get_sample_value(names.NDCG_STDERR, labels) == pytest.approx(0.2886751346)
-    assert registry.get_sample_value(names.NDCG_SUM, labels) == 1.5
-    assert registry.get_sample_value(names.NDCG_SUM_SQUARES, labels) == 1.25
+    assert registry.get_sample_value(names.WINDOW_NDCG_SUM, labels) == 1.5
+    assert registry.get_sample_value(names.WINDOW_NDCG_SUM_SQUARES, labels) == 1.25
     assert registry.get_sample_value(names.WINDOW_LISTS, labels) == 3
     assert registry.get_sample_value(names.JUDGED_COVERAGE, labels) == pytest.approx(0.8)
 
@@ -129,8 +133,8 @@ def test_empty_window_row_omits_mean_and_stderr_but_keeps_sums() -> None:
     labels = wl(1, "1h", "implicit", OTHER)
     assert registry.get_sample_value(names.NDCG, labels) is None
     assert registry.get_sample_value(names.NDCG_STDERR, labels) is None
-    assert registry.get_sample_value(names.NDCG_SUM, labels) == 0
-    assert registry.get_sample_value(names.NDCG_SUM_SQUARES, labels) == 0
+    assert registry.get_sample_value(names.WINDOW_NDCG_SUM, labels) == 0
+    assert registry.get_sample_value(names.WINDOW_NDCG_SUM_SQUARES, labels) == 0
     assert registry.get_sample_value(names.WINDOW_LISTS, labels) == 0
 
 
@@ -233,7 +237,7 @@ def test_window_labels_in_contract_order_then_segment_labels() -> None:
 def test_mean_equals_sum_over_lists_in_every_exposed_row() -> None:
     registry = registry_for(full_snapshot())
     families = {f.name: f for f in registry.collect() if f.type == "gauge"}
-    sums = {tuple(s.labels.items()): s.value for s in families[names.NDCG_SUM].samples}
+    sums = {tuple(s.labels.items()): s.value for s in families[names.WINDOW_NDCG_SUM].samples}
     lists = {tuple(s.labels.items()): s.value for s in families[names.WINDOW_LISTS].samples}
     means = families[names.NDCG].samples
     assert len(means) == 2
@@ -279,6 +283,36 @@ def test_regression_metrics_carry_detector_k_relevance_and_segment_labels() -> N
         "ranker": "ltr",
         "arm": "treatment",
     }
+def test_openmetrics_exposition_parses_and_has_every_contract_name() -> None:
+    # prometheus_client's OpenMetrics parser is strict: it refuses two families of one name
+    # (a gauge X next to the counter X_total), a missing # EOF, a counter sample without _total.
+    registry = registry_for(full_snapshot())
+    text = openmetrics_latest(registry).decode()
+    families = list(parse_openmetrics(text))
+    family_names = [f.name for f in families]
+    assert len(family_names) == len(set(family_names))
+    sample_names = {s.name for f in families for s in f.samples}
+    assert names.ALL - sample_names == {names.HORIZON}  # as in the text format
+    # and the same samples, value for value, as the text format
+    text_samples = {
+        (s.name, tuple(sorted(s.labels.items())), s.value)
+        for f in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in f.samples
+    }
+    om_samples = {
+        (s.name, tuple(sorted(s.labels.items())), s.value) for f in families for s in f.samples
+    }
+    assert om_samples == text_samples
+
+
+def test_no_gauge_shares_a_family_name_with_a_counter() -> None:
+    # OpenMetrics names a counter's family without `_total`; no other family may take that name
+    # (the rename of streameval_ndcg_sum to streameval_window_ndcg_sum, DESIGN §5).
+    counter_families = {n.removesuffix("_total") for n in names.ALL if n.endswith("_total")}
+    others = {n for n in names.ALL if not n.endswith("_total")}
+    assert not counter_families & others
+    assert names.WINDOW_NDCG_SUM == "streameval_window_ndcg_sum"
+    assert names.WINDOW_NDCG_SUM_SQUARES == "streameval_window_ndcg_sum_squares"
 
 
 def test_one_snapshot_per_scrape_and_describe_does_not_call_source() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as parse_openmetrics,
@@ -29,7 +30,7 @@ from streameval.errors import ConfigError, StreamevalError
 from streameval.export import names
 from streameval.export.collector import SnapshotCollector
 from streameval.export.history import History
-from streameval.export.server import MetricsServer
+from streameval.export.server import MetricsServer, by_preference, negotiate
 from streameval.export.status import status_payload
 from streameval.snapshot import CumulativeRow, Intake, Moments, NdcgRow, Snapshot
 
@@ -49,6 +50,16 @@ def make_registry() -> CollectorRegistry:
     registry = CollectorRegistry()
     registry.register(SnapshotCollector(lambda: SNAPSHOT, version="9.9.9"))
     return registry
+
+
+class StaticCollector:
+    """Fixed families, for an exposition the real collector no longer produces."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> list[Metric]:
+        return self._families
 
 
 def status() -> dict[str, Any]:
@@ -119,17 +130,129 @@ def test_metrics_gzip_when_accepted(serve: Callable[..., MetricsServer]) -> None
     assert b"streameval_records_read_total 3.0" in gzip.decompress(body)
 
 
-def test_openmetrics_request_gets_text_format(serve: Callable[..., MetricsServer]) -> None:
-    # OpenMetrics would name the counter streameval_ndcg_sum_total's family
-    # `streameval_ndcg_sum`, the name of a gauge too: its parser rejects that exposition.
+#: What Prometheus 2.x sends by default (scrape.acceptHeader): OpenMetrics 1.0 first.
+PROMETHEUS_ACCEPT = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+    "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
+#: Prometheus 3.x's default (scrape_protocols): OpenMetrics 1.0 still preferred, by q.
+PROMETHEUS3_ACCEPT = (
+    "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
+    "application/openmetrics-text;version=0.0.1;q=0.5,"
+    "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+)
+
+
+def assert_openmetrics(headers: dict[str, str], body: bytes) -> None:
+    """An OpenMetrics 1.0 answer that prometheus_client's strict OpenMetrics parser accepts
+    (it rejects, among others, a gauge sharing its family name with a counter)."""
+    assert headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+    text = body.decode()
+    assert text.endswith("# EOF\n")
+    families = {f.name: f for f in parse_openmetrics(text)}
+    # The counter's family is its name without _total; the window gauges are their own.
+    assert families["streameval_ndcg_sum"].type == "counter"
+    assert families[names.WINDOW_NDCG_SUM].type == "gauge"
+    [total] = families["streameval_ndcg_sum"].samples
+    assert total.name == names.NDCG_SUM_TOTAL and total.value == 1.0
+    [window_sum] = families[names.WINDOW_NDCG_SUM].samples
+    assert window_sum.value == 1.0  # SNAPSHOT: two lists, NDCG summing to 1.0
+    assert families[names.NDCG].samples[0].value == 0.5  # 1.0 / 2
+
+
+def test_old_names_were_not_openmetrics() -> None:
+    # Why the window gauges were renamed: with a gauge named streameval_ndcg_sum next to the
+    # counter streameval_ndcg_sum_total (family streameval_ndcg_sum), the parser refuses.
+    registry = CollectorRegistry()
+    clash = GaugeMetricFamily("streameval_ndcg_sum", "old window gauge", value=1.0)
+    registry.register(StaticCollector([clash, *make_registry().collect()]))
     with pytest.raises(ValueError, match="Clashing name"):
-        list(parse_openmetrics(openmetrics_latest(make_registry()).decode()))
+        list(parse_openmetrics(openmetrics_latest(registry).decode()))
+
+
+@pytest.mark.parametrize("accept", [PROMETHEUS_ACCEPT, PROMETHEUS3_ACCEPT])
+def test_openmetrics_when_the_scraper_asks(
+    serve: Callable[..., MetricsServer], accept: str
+) -> None:
     server = serve()
-    accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
     code, headers, body = fetch(url(server, "/metrics"), {"Accept": accept})
-    assert code == 200 and headers["Content-Type"].startswith("text/plain")
+    assert code == 200
+    assert_openmetrics(headers, body)
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [
+        None,  # no Accept header at all (curl, a browser's plain GET)
+        "*/*",
+        "text/plain",
+        "text/plain;version=0.0.4",
+        # OpenMetrics 0.0.1 only: prometheus_client serves 1.0 or nothing, so text it is
+        "application/openmetrics-text;version=0.0.1",
+        # asks for OpenMetrics, but prefers the text format
+        "application/openmetrics-text;version=1.0.0;q=0.2,text/plain;version=0.0.4",
+        # OpenMetrics listed first but refused (q=0, RFC 9110)
+        "application/openmetrics-text;version=1.0.0;q=0,text/plain;q=0.5",
+    ],
+)
+def test_text_format_otherwise(serve: Callable[..., MetricsServer], accept: str | None) -> None:
+    server = serve()
+    code, headers, body = fetch(url(server, "/metrics"), {"Accept": accept} if accept else {})
+    assert code == 200
+    assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert b"# EOF" not in body
-    assert any(f.name == names.NDCG for f in text_string_to_metric_families(body.decode()))
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    assert families[names.WINDOW_NDCG_SUM].samples[0].value == 1.0
+    # the text parser names a counter family without _total too, its sample keeps it
+    assert families["streameval_ndcg_sum"].samples[0].name == names.NDCG_SUM_TOTAL
+
+
+def test_openmetrics_gzipped_over_tls_with_basic_auth(
+    serve: Callable[..., MetricsServer], certificate: tuple[Path, Path]
+) -> None:
+    cert, key = certificate
+    server = serve(tls_certfile=str(cert), tls_keyfile=str(key), basic_auth=("prom", "pw"))
+    trusting = ssl.create_default_context(cafile=str(cert))
+    headers = {"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"}
+    assert fetch(url(server, "/metrics"), headers, context=trusting)[0] == 401
+    code, got, body = fetch(
+        url(server, "/metrics"), headers | basic("prom", "pw"), context=trusting
+    )
+    assert code == 200 and got["Content-Encoding"] == "gzip"
+    assert_openmetrics(got, gzip.decompress(body))
+
+
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [
+        ("", []),
+        ("a, b;q=0.5, c;q=1", ["a", "c;q=1", "b;q=0.5"]),  # ties keep their order
+        ("a;q=0, b", ["b"]),  # q=0: not acceptable
+        ("a;q=oops, b;q=0.1", ["b;q=0.1"]),  # an unreadable weight is no preference
+        ("a;version=1.0.0;Q=0.3,b;q=0.4", ["b;q=0.4", "a;version=1.0.0;Q=0.3"]),
+        (" , a", ["a"]),
+    ],
+)
+def test_accept_ranges_by_preference(accept: str, expected: list[str]) -> None:
+    assert by_preference(accept) == expected
+
+
+@pytest.mark.parametrize(
+    ("accept", "openmetrics"),
+    [
+        (PROMETHEUS_ACCEPT, True),
+        ("application/json, application/openmetrics-text; version=1.0.0; q=0.9", True),
+        ("application/openmetrics-text", True),  # no version: 1.0
+        ("application/json, text/*;q=0.1", False),
+        ("application/json", False),  # nothing we serve: the text format all the same
+        ("application/openmetrics-text;version=0.0.1, text/plain;q=0.1", False),
+    ],
+)
+def test_negotiate(accept: str, openmetrics: bool) -> None:
+    _, content_type = negotiate(accept)
+    assert content_type.startswith("application/openmetrics-text") == openmetrics
+    if not openmetrics:
+        assert content_type.startswith("text/plain; version=0.0.4")
 
 
 def test_healthz_readyz_both_states(serve: Callable[..., MetricsServer]) -> None:

@@ -1,0 +1,239 @@
+"""The window state changelog (DESIGN §6): a compacted topic of finalized buckets.
+
+Like Kafka Streams' changelog topics: each instance writes the complete buckets of the partitions
+it owns, keyed ``group␟topic/partition␟bucket start`` so that compaction keeps the latest value
+per (partition, bucket), and tombstones the buckets no window covers any more. Every instance
+reads the whole topic, like the judgment topics, so it knows the group's finalized buckets: on
+an assignment it loads those of its new partitions instead of re-reading the longest window.
+
+Writes go through an idempotent producer and are flushed before the offset commit that relies on
+them (:meth:`StateTopic.flush`), so a commit, its checkpoint and the persisted buckets describe
+one state. A record that is not a bucket of ours (corrupt, another format, a foreign key) is
+logged, counted and skipped; the partition it names then falls back to the full re-read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+from streameval.errors import ConfigError, KafkaUnavailableError
+from streameval.kafka.judgments import JudgmentReader
+from streameval.kafka.records import RawRecord
+from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
+from streameval.windows.store import Bucket
+
+_LOG = logging.getLogger(__name__)
+_SEP = "\x1f"
+#: how long a flush may take before the commit that waits for it is skipped (retried later)
+_FLUSH_TIMEOUT_S = 30.0
+
+
+def state_key(group: str, source: str, start: int) -> bytes:
+    return f"{group}{_SEP}{source}{_SEP}{start}".encode()
+
+
+def parse_state_key(key: bytes | None) -> tuple[str, str, int] | None:
+    """(group, source, bucket start) of a key, or None when it is not one of ours."""
+    if key is None:
+        return None
+    try:
+        group, source, start = key.decode().split(_SEP)
+        return group, source, int(start)
+    except ValueError:  # also UnicodeDecodeError
+        return None
+
+
+class StateTable:
+    """This group's finalized buckets as the state topic holds them: per source partition and
+    bucket start. Pure: records in, buckets out; no I/O."""
+
+    def __init__(self, group: str) -> None:
+        self._group = group
+        self._buckets: dict[str, dict[int, Bucket]] = {}
+        self._bad: set[str] = set()
+        #: records that were not a bucket of ours (``streameval_state_records_invalid_total``)
+        self.invalid = 0
+
+    def apply(self, key: bytes | None, value: bytes | None) -> None:
+        """One state-topic record: a bucket, a tombstone, or something to count and skip."""
+        parsed = parse_state_key(key)
+        if parsed is None:
+            self._invalid(None, "a key that is not group␟topic/partition␟bucket")
+            return
+        group, source, start = parsed
+        if group != self._group:
+            return  # another group's state: not ours to read, not wrong
+        if value is None:
+            buckets = self._buckets.get(source)
+            if buckets is not None:
+                buckets.pop(start, None)
+            return
+        bucket = decode_bucket(value)
+        if isinstance(bucket, BadState):
+            self._invalid(source, bucket.reason)
+            return
+        self.put(source, start, bucket)
+
+    def put(self, source: str, start: int, bucket: Bucket) -> None:
+        self._buckets.setdefault(source, {})[start] = bucket
+
+    def drop(self, source: str, start: int) -> None:
+        buckets = self._buckets.get(source)
+        if buckets is not None:
+            buckets.pop(start, None)
+
+    def _invalid(self, source: str | None, reason: str) -> None:
+        self.invalid += 1
+        if source is not None:
+            self._bad.add(source)
+        _LOG.warning(
+            "state topic: skipped a record (%s)%s",
+            reason,
+            "" if source is None else f"; {source} will be re-read in full",
+        )
+
+    def is_bad(self, source: str) -> bool:
+        """A record of ``source`` could not be read: its buckets are not to be trusted."""
+        return source in self._bad
+
+    def clear_bad(self, source: str) -> None:
+        self._bad.discard(source)
+
+    def buckets(self, source: str, since: int, before: int) -> Iterator[tuple[int, Bucket]]:
+        """The buckets of ``source`` starting in ``[since, before)``, oldest first."""
+        buckets = self._buckets.get(source, {})
+        for start in sorted(s for s in buckets if since <= s < before):
+            yield start, buckets[start]
+
+    def older(self, source: str, before: int) -> list[int]:
+        return sorted(s for s in self._buckets.get(source, {}) if s < before)
+
+    def view(self) -> Mapping[str, Mapping[int, Bucket]]:
+        """The group's finalized buckets per partition (read-only: do not change them). Each
+        partition's buckets are complete up to the horizon its owner last persisted."""
+        return self._buckets
+
+
+class StateTopic:
+    """The state topic of ``group``: checked or created at start, read in full, written to."""
+
+    def __init__(self, topic: str, group: str, config: Mapping[str, Any]) -> None:
+        self._topic = topic
+        self._group = group
+        _ensure_compacted(topic, config)
+        self.table = StateTable(group)
+        self._reader = JudgmentReader([topic], config, what="state")
+        try:
+            self._producer = KafkaProducer(
+                **config, enable_idempotence=True, acks="all", linger_ms=5
+            )
+        except KafkaError as exc:
+            self._reader.close()
+            raise KafkaUnavailableError(f"cannot connect to write the state topic: {exc}") from exc
+        self._futures: list[Any] = []
+
+    def read_to_end(self) -> int:
+        """Apply every record up to the topic's end; returns how many."""
+        n = 0
+        for record in self._reader.read_to_end():
+            self._apply(record)
+            n += 1
+        return n
+
+    def poll(self) -> None:
+        """Apply what other instances wrote since."""
+        for record in self._reader.poll(0):
+            self._apply(record)
+
+    def _apply(self, record: RawRecord) -> None:
+        self.table.apply(record.key, record.value)
+
+    def write(self, source: str, start: int, bucket: Bucket) -> None:
+        self.table.put(source, start, bucket)
+        self._futures.append(
+            self._producer.send(
+                self._topic, key=state_key(self._group, source, start), value=encode_bucket(bucket)
+            )
+        )
+
+    def expire(self, sources: Iterable[str], before: int) -> None:
+        """Tombstone the buckets of ``sources`` that start before ``before``."""
+        for source in sources:
+            for start in self.table.older(source, before):
+                self.table.drop(source, start)
+                self._futures.append(
+                    self._producer.send(
+                        self._topic, key=state_key(self._group, source, start), value=None
+                    )
+                )
+
+    def flush(self) -> None:
+        """Wait until everything written is acknowledged; raises ``KafkaError`` if it is not."""
+        futures, self._futures = self._futures, []
+        if not futures:
+            return
+        self._producer.flush(timeout=_FLUSH_TIMEOUT_S)
+        failed = [f.exception for f in futures if f.failed()]
+        if failed or not all(f.is_done for f in futures):
+            raise KafkaError(f"state topic write failed: {failed[0] if failed else 'timed out'}")
+
+    def close(self) -> None:
+        self._reader.close()
+        try:
+            self._producer.close(timeout=5)
+        except KafkaError as exc:  # pragma: no cover - best effort at shutdown
+            _LOG.warning("closing the state producer failed: %s", exc)
+
+
+def _ensure_compacted(topic: str, config: Mapping[str, Any]) -> None:
+    """Create the state topic (compacted) when it is missing; otherwise check that it is
+    compacted: a topic that deletes by time would lose the buckets of a quiet partition."""
+    try:
+        admin = KafkaAdminClient(**config)
+    except KafkaError as exc:
+        raise KafkaUnavailableError(f"cannot connect to check the state topic: {exc}") from exc
+    try:
+        try:
+            admin.create_topics(
+                [NewTopic(topic, 1, -1, topic_configs={"cleanup.policy": "compact"})]
+            )
+            _LOG.info("created the state topic %s (cleanup.policy=compact)", topic)
+            return
+        except TopicAlreadyExistsError:
+            pass
+        except KafkaError as exc:
+            _LOG.info("could not create the state topic %s (%s); checking it", topic, exc)
+        try:
+            described = admin.describe_configs(
+                [ConfigResource(ConfigResourceType.TOPIC, topic, ["cleanup.policy"])],
+                config_filter="all",
+            )
+        except KafkaError as exc:
+            raise KafkaUnavailableError(
+                f"state topic {topic!r} cannot be created or described ({exc}): create it with "
+                'cleanup.policy=compact, or set kafka.state_topic = "" to re-read instead'
+            ) from exc
+        policy = _cleanup_policy(described, topic)
+        if policy is not None and "compact" not in policy.split(","):
+            raise ConfigError(
+                f"kafka.state_topic: topic {topic!r} has cleanup.policy={policy}; it must be "
+                "compact (the buckets of a quiet partition would otherwise be deleted)"
+            )
+    finally:
+        admin.close()
+
+
+def _cleanup_policy(described: Any, topic: str) -> str | None:
+    """``cleanup.policy`` out of kafka-python's DescribeConfigs answer
+    (``{"topic": {name: {key: {"value": …}}}}``), if present."""
+    try:
+        value = described["topic"][topic]["cleanup.policy"]["value"]
+    except (KeyError, TypeError):
+        return None
+    return None if value is None else str(value)
