@@ -283,6 +283,8 @@ def test_regression_metrics_carry_detector_k_relevance_and_segment_labels() -> N
         "ranker": "ltr",
         "arm": "treatment",
     }
+
+
 def test_openmetrics_exposition_parses_and_has_every_contract_name() -> None:
     # prometheus_client's OpenMetrics parser is strict: it refuses two families of one name
     # (a gauge X next to the counter X_total), a missing # EOF, a counter sample without _total.

@@ -78,4 +78,3 @@ def test_single_ranker_serves_everything_with_the_control_ranker_and_regresses_i
 def test_bad_cycle_settings_name_the_field(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=field):
         SimConfig(**{field: value})  # type: ignore[arg-type]
-
