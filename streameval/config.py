@@ -147,6 +147,9 @@ class EvaluationSettings(BaseModel):
     max_open_lists: int = Field(1_000_000, ge=1)
     #: clicks waiting for their impression (read out of order) kept at most (extension)
     max_pending_clicks: int = Field(100_000, ge=0)
+    #: identities (event_id, else the exact record) of judgments remembered to tell a re-sent one
+    #: from a new one, outside keyed judgment topics (extension)
+    max_judgment_ids: int = Field(1_000_000, ge=1)
     #: records larger than this are invalid (reason "too_large")
     max_record_bytes: int = Field(1_048_576, ge=64)
     #: an event dated more than this after the timestamp of the Kafka record that carries it

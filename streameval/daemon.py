@@ -113,7 +113,9 @@ class Daemon:
         # records the re-reads needed that retention had deleted (since start)
         self._records_deleted = 0
         self._box = SnapshotBox(self._snapshot())
-        self._ready = False
+        # /readyz says the readiness of the last *published* snapshot, so that a 200 is never
+        # served beside figures from before the rebuild it announces
+        self._ready = self._published_ready = False
         # when the loop last heard from the brokers (a lag measurement: end offsets asked and
         # answered); /readyz is 503 once it is older than _stale_s (a broker outage)
         self._last_contact = clock()
@@ -149,7 +151,7 @@ class Daemon:
     def _is_ready(self) -> bool:
         """Caught up with the log end, and in touch with the brokers (read by the HTTP threads:
         two plain attribute reads)."""
-        return self._ready and self._clock() - self._last_contact < self._stale_s
+        return self._published_ready and self._clock() - self._last_contact < self._stale_s
 
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set; then commit, close, and return."""
@@ -238,27 +240,30 @@ class Daemon:
                         self._commit(stream.assignment())
                     except KafkaError as exc:  # a broker outage: the next commit tries again
                         _LOG.warning("commit failed, retried at the next interval: %s", exc)
-                if snapshot_due() or not self._ready:
+                if snapshot_due() or self._ready != self._published_ready:
                     self._publish()
         finally:
             if judgments is not None:
                 judgments.close()
 
     def _publish(self) -> None:
+        ready = self._ready
         state = self._state
         self._box.publish(
             replace(
                 self._snapshot(),
                 state_records_invalid=0 if state is None else state.table.invalid,
                 reread_records_deleted=self._records_deleted,
+                ready=ready,
             )
         )
+        self._published_ready = ready
 
     # --- rebalance ----------------------------------------------------------------------------
 
     def _on_revoke(self, partitions: set[TopicPartition], lost: bool) -> Commits:
         """Inside poll: what to commit for the revoked partitions (nothing when lost)."""
-        self._ready = False
+        self._ready = self._published_ready = False
         # not ready again before the next assignment is read up to its ends: the targets of
         # the last one may all be met already (librdkafka can hand over a whole log in the poll
         # that assigns it), which would make a member that holds nothing look ready
@@ -311,7 +316,7 @@ class Daemon:
             for tp, end in stream.end_offsets(assignment).items()
             if (start := stream.position(tp)) is None or start < end
         }
-        self._ready = False
+        self._ready = self._published_ready = False
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
         return {(tp.topic, tp.partition) for tp in rewound}
 

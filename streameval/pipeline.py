@@ -19,6 +19,7 @@ from streameval.intake import IntakeCounters
 from streameval.join import (
     InteractionGrades,
     Joiner,
+    JudgmentIds,
     JudgmentStore,
     OpenList,
     Outcome,
@@ -87,6 +88,9 @@ class Pipeline:
         self._max_future_skew = settings.max_future_skew
         # what outlives a rebuild: the judgment table and the since-start counters
         self._judgments = JudgmentStore()
+        # identities of the judgments read outside keyed judgment topics (DESIGN §2)
+        self._judgment_ids = JudgmentIds(settings.max_judgment_ids)
+        self._closed_ids_dropped = 0  # by the joiners of earlier streams (before a reset)
         # per key of a compacted judgment topic: the judgment its latest value set
         self._judgment_keys: dict[bytes, tuple[str, str, str]] = {}
         self._intake = IntakeCounters()
@@ -135,6 +139,7 @@ class Pipeline:
         waiting = self._joiner.pending_clicks_counted
         self._intake.pending -= waiting
         self._intake.unmatched += waiting
+        self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
         for consumer in self._early:
             consumer.reset()
@@ -178,9 +183,7 @@ class Pipeline:
                     self._dead_letter(raw, event, source)
             return Offered(Outcome.INVALID, None, event)
         if isinstance(event, Judgment):
-            outcome = Outcome.ACCEPTED if self._judgments.apply(event) else Outcome.DUPLICATE
-            if judgment_key is not None:
-                self._key_judgment(judgment_key, event)
+            outcome = self._apply_judgment(event, raw, judgment_key)
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
         ts = event.timestamp
@@ -236,7 +239,9 @@ class Pipeline:
         """A record of a compacted judgment topic (DESIGN: keyed by query and doc). A value is
         offered as usual and remembered under its key; a tombstone (no value) deletes what its
         key's latest value set, as compaction will: accepted as a judgment when it deleted one,
-        duplicate when there was nothing to delete (e.g. its value was already compacted away)."""
+        duplicate when there was nothing to delete (e.g. its value was already compacted away).
+        The key is the identity here: a value is a duplicate when it changes nothing its key's
+        judge said (a redelivery), whatever its ``event_id``."""
         if raw is None and key is not None:
             forgotten = self._judgment_keys.pop(key, None)
             deleted = forgotten is not None and self._judgments.delete(*forgotten)
@@ -244,6 +249,18 @@ class Pipeline:
             self._count(outcome, "judgment", True)
             return _OFFERED[outcome, "judgment"]
         return self.offer(raw or b"", source, record_ms=record_ms, judgment_key=key)
+
+    def _apply_judgment(self, judgment: Judgment, raw: bytes, key: bytes | None) -> Outcome:
+        if key is None:  # its identity: its event_id, else the exact record (DESIGN §2)
+            if not self._judgment_ids.add(dedup_key(judgment, raw)):
+                return Outcome.DUPLICATE
+            self._judgments.apply(judgment)
+            return Outcome.ACCEPTED
+        # a keyed topic: the key is the identity, and its latest value is what it says, as
+        # compaction keeps it (even dated before the value it replaces)
+        self._key_judgment(key, judgment)
+        changed = self._judgments.apply(judgment, replace=True)
+        return Outcome.ACCEPTED if changed else Outcome.DUPLICATE
 
     def _key_judgment(self, key: bytes, judgment: Judgment) -> None:
         """Remember what ``key``'s latest value set; compaction keeps only that value, so what
@@ -502,6 +519,13 @@ class Pipeline:
             result[source] = min(buckets.values(), default=nxt)
         return result
 
+    def _forgotten_ids(self) -> dict[str, int]:
+        dropped = {
+            "judgment": self._judgment_ids.forgotten,
+            "list": self._closed_ids_dropped + self._joiner.closed_ids_dropped,
+        }
+        return {kind: n for kind, n in dropped.items() if n}
+
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
         horizon = self.horizon
         ndcg, engagement = self._windows.rows(horizon)
@@ -514,6 +538,7 @@ class Pipeline:
             cumulative=self._totals.cumulative(),
             lists_total=self._totals.lists_total(),
             intake=self._intake.snapshot(),
+            forgotten_ids=self._forgotten_ids(),
             open_lists=self._joiner.open_lists,
             judgments=len(self._judgments),
             watermark_ms=self._watermark.watermark,

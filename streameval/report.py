@@ -91,6 +91,7 @@ def _snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
             {"relevance": rel, "outcome": outcome, "lists": n}
             for (rel, outcome), n in sorted(snapshot.lists_total.items())
         ],
+        "forgotten_ids": dict(sorted(snapshot.forgotten_ids.items())),
     }
 
 

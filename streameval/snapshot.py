@@ -153,6 +153,9 @@ class Snapshot:
     #: finalized lists by (relevance, outcome): outcomes "scored", "no_relevance", "evicted", …
     lists_total: Mapping[tuple[str, str], int] = field(default_factory=dict)
     intake: Intake = field(default_factory=Intake)
+    #: identities forgotten over their caps before their time, by kind: "judgment" (judgment
+    #: identities over ``max_judgment_ids``), "list" (ids of closed lists over ``max_open_lists``)
+    forgotten_ids: Mapping[str, int] = field(default_factory=dict)
     open_lists: int = 0
     judgments: int = 0
     watermark_ms: int | None = None

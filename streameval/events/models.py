@@ -19,8 +19,10 @@ Decisions beyond the table of DESIGN §2 (documented here, the contract for the 
 - ``Click.action`` is stripped and lower-cased (UBI's ``click_through`` becomes ``click`` in the
   UBI mapping; a native producer writes ``click``).
 - ``grade`` is a JSON number (not a string), finite, within ``[-1000, 1000]``: exponential gain
-  ``2**grade`` stays finite. ``dwell_ms`` and ``position`` are JSON integers.
-- JSON ``null`` is read as "absent" for every optional field (``labels``: ``{}``).
+  ``2**grade`` stays finite. ``dwell_ms`` is any finite JSON number >= 0 (1500.5 is valid; kept
+  as a float); ``position`` is a JSON integer.
+- JSON ``null`` is read as "absent" for every optional field (``labels``: ``{}``, ``action``:
+  ``"click"``, ``judge``: ``""``).
 """
 
 from __future__ import annotations
@@ -229,6 +231,34 @@ QueryId = Annotated[Id, _Nullable]
 NullableLabels = Annotated[Labels, _Nullable]
 
 
+class _NullIs:
+    """The wrapped type, or JSON ``null`` read as ``default`` (the field absent). A value that is
+    not null is validated by pydantic-core alone: only a null calls into Python. ``expected``
+    says what the field takes, for the error of a value that is neither."""
+
+    def __init__(self, default: object, expected: str) -> None:
+        self._default = default
+        self._expected = expected
+
+    def _absent(self, _: None) -> object:
+        return self._default
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return core_schema.union_schema(
+            [
+                handler(source),
+                core_schema.no_info_after_validator_function(
+                    self._absent, core_schema.none_schema()
+                ),
+            ],
+            mode="left_to_right",
+            custom_error_type="null_or_value",
+            custom_error_message=f"Input should be {self._expected}, or null",
+        )
+
+
 # --- the events --------------------------------------------------------------------------------
 
 
@@ -288,8 +318,12 @@ class Click(BaseModel):
     request_id: Id
     doc_id: Id
     timestamp: EventTime
-    action: Action = "click"
-    dwell_ms: Annotated[int, Field(strict=True, ge=0, le=MAX_DWELL_MS)] | None = None
+    action: Annotated[Action, _NullIs("click", f"a string of 1..{MAX_ACTION_CHARS} characters")] = (
+        "click"
+    )
+    dwell_ms: (
+        Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=MAX_DWELL_MS)] | None
+    ) = None
     position: Annotated[int, Field(strict=True, ge=1, le=MAX_POSITION)] | None = None
     event_id: Id | None = None
 
@@ -305,7 +339,11 @@ class Judgment(BaseModel):
     doc_id: Id
     grade: Annotated[float, Field(strict=True, allow_inf_nan=False, ge=MIN_GRADE, le=MAX_GRADE)]
     timestamp: EventTime
-    judge: Annotated[str, StringConstraints(max_length=MAX_JUDGE_CHARS)] = ""
+    judge: Annotated[
+        str,
+        StringConstraints(max_length=MAX_JUDGE_CHARS),
+        _NullIs("", f"a string of at most {MAX_JUDGE_CHARS} characters"),
+    ] = ""
     event_id: Id | None = None
 
     @model_validator(mode="after")

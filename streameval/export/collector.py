@@ -91,6 +91,9 @@ _HELP: dict[str, str] = {
     "ours (corrupt or foreign): skipped; their partition is re-read in full.",
     names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
     "but the topic no longer held (deleted by retention since the commit).",
+    names.FORGOTTEN_IDS_TOTAL: "Remembered identities forgotten over their cap before their "
+    "time, by kind (judgment: a re-sent judgment may then count again; list: a click for that "
+    "list then counts unmatched instead of late).",
 }
 
 _GAUGES: tuple[str, ...] = (
@@ -131,6 +134,7 @@ _COUNTERS: tuple[str, ...] = (
     names.UNMATCHED_CLICKS_TOTAL,
     names.STATE_RECORDS_INVALID_TOTAL,
     names.REREAD_RECORDS_DELETED_TOTAL,
+    names.FORGOTTEN_IDS_TOTAL,
 )
 
 
@@ -332,7 +336,10 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     invalid_state.add_metric([], snapshot.state_records_invalid)
     deleted = _counter(names.REREAD_RECORDS_DELETED_TOTAL)
     deleted.add_metric([], snapshot.reread_records_deleted)
-    families += [invalid_state, deleted]
+    forgotten = _counter(names.FORGOTTEN_IDS_TOTAL, ["kind"])
+    for kind in ("judgment", "list"):
+        forgotten.add_metric([kind], snapshot.forgotten_ids.get(kind, 0))
+    families += [invalid_state, deleted, forgotten]
     return families
 
 

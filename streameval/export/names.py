@@ -48,6 +48,8 @@ BUILD_INFO = "streameval_build_info"  # label: version; value 1
 STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
 # extension: records a re-read needed that the topic's retention had deleted
 REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
+# extension: remembered identities forgotten over their caps before their time; label: kind
+FORGOTTEN_IDS_TOTAL = "streameval_forgotten_ids_total"
 
 # Regression detectors (gauges, DESIGN §9), labels: detector, k, relevance, + segment labels
 REGRESSION_STATISTIC = "streameval_regression_statistic"
@@ -93,6 +95,7 @@ ALL: frozenset[str] = frozenset(
         BUILD_INFO,
         STATE_RECORDS_INVALID_TOTAL,
         REREAD_RECORDS_DELETED_TOTAL,
+        FORGOTTEN_IDS_TOTAL,
         REGRESSION_STATISTIC,
         REGRESSION_THRESHOLD,
         REGRESSION_ALARM,

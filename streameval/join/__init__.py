@@ -1,6 +1,6 @@
 """The join: events into judged ranked lists (open lists, judgments, segments)."""
 
-from streameval.join.judgments import JudgmentStore
+from streameval.join.judgments import JudgmentIds, JudgmentStore
 from streameval.join.open_lists import InteractionGrades, Joiner, OpenList, Outcome
 from streameval.join.segments import OTHER, SegmentCapper
 
@@ -8,6 +8,7 @@ __all__ = [
     "OTHER",
     "InteractionGrades",
     "Joiner",
+    "JudgmentIds",
     "JudgmentStore",
     "OpenList",
     "Outcome",

@@ -3,11 +3,17 @@
 A doc's judged grade is the mean over judges of each judge's latest grade (latest by event time;
 on a tie, the one read last). The pool of a query, every judged doc's grade sorted descending,
 is cached until the query's judgments change: it is the ideal ordering of ``ideal = "pool"``.
+
+A judgment's identity (DESIGN §2) is its ``event_id``, or without one its exact record: a record
+seen again is a duplicate even when a newer grade has replaced it since. :class:`JudgmentIds`
+remembers the identities seen, within a cap. (In a keyed, compacted judgment topic the key is the
+identity instead: see ``Pipeline.offer_judgment``.)
 """
 
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Mapping
 
 from streameval.events.models import Judgment
@@ -33,8 +39,11 @@ class JudgmentStore:
         self._entries = 0
         self._stamp = 0  # grows with every change of any query's judgments
 
-    def apply(self, judgment: Judgment) -> bool:
-        """Record a judgment; False when it changes nothing (the same record seen again)."""
+    def apply(self, judgment: Judgment, *, replace: bool = False) -> bool:
+        """Record a judgment; False when it changes nothing (the same grade and time again).
+
+        The judge's later grade (by event time) wins; with ``replace`` this one wins whatever
+        its time (the latest value of a key in a compacted topic, as compaction keeps it)."""
         query = self._queries.get(judgment.query_id)
         if query is None:
             query = self._queries[sys.intern(judgment.query_id)] = _Query(self._stamp)
@@ -46,7 +55,7 @@ class JudgmentStore:
         if previous is not None:
             if previous == entry:
                 return False
-            if judgment.timestamp < previous[0]:
+            if judgment.timestamp < previous[0] and not replace:
                 return True  # an older grade by the same judge: superseded, nothing changes
         else:
             self._entries += 1
@@ -105,3 +114,37 @@ class JudgmentStore:
     def __len__(self) -> int:
         """Number of (query, doc, judge) grades held."""
         return self._entries
+
+
+class JudgmentIds:
+    """The identities of the last ``cap`` distinct judgments read, as 64-bit hashes (~90 B each),
+    the oldest forgotten first and counted in :attr:`forgotten`: a record re-sent after its
+    identity was forgotten is taken as new (accepted; it changes nothing when it is the judge's
+    latest grade or older)."""
+
+    __slots__ = ("_cap", "_order", "_seen", "forgotten")
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._seen: set[int] = set()
+        self._order: deque[int] = deque()
+        #: identities forgotten over the cap
+        self.forgotten = 0
+
+    def add(self, identity: str | bytes) -> bool:
+        """Remember ``identity`` (an ``event_id``, or the digest of a record); False when it was
+        already remembered (a duplicate)."""
+        h = hash((type(identity) is str, identity))  # an event id never equals a digest
+        seen = self._seen
+        if h in seen:
+            return False
+        seen.add(h)
+        order = self._order
+        order.append(h)
+        if len(order) > self._cap:
+            seen.discard(order.popleft())
+            self.forgotten += 1
+        return True
+
+    def __len__(self) -> int:
+        return len(self._order)

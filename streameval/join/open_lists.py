@@ -2,8 +2,9 @@
 
 An impression opens a list; clicks within the attribution window after it attach to it; once the
 watermark passes ``impression time + attribution window`` the list is *finalized* (handed out
-once, for scoring). Clicks read before their impression wait, bounded, until the watermark shows
-their impression can no longer come.
+once, for scoring). Clicks read before their impression wait, bounded, until the watermark passes
+their own time (:mod:`streameval.join.pending`). A click read behind the watermark whose list is
+not open, or read for a list already closed (:mod:`streameval.join.closed_ids`), is late.
 
 Each method returns the intake outcome of the event it was given; nothing here reads a clock.
 """
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from streameval.events.models import Click, Impression
+from streameval.join.closed_ids import ClosedIds
+from streameval.join.pending import PendingClicks
 from streameval.scored import SourceScore
 from streameval.snapshot import Segment
 
@@ -137,7 +139,6 @@ class Joiner:
         self._grades = grades
         self._segment_of = segment_of
         self._max_open = max_open_lists
-        self._max_pending = max_pending_clicks
         self._open: dict[str, OpenList] = {}
         self._deadlines: list[tuple[int, int, str]] = []  # (impression ts, seq, request_id)
         # lists the watermark has not passed yet (for judged scores without the attribution
@@ -145,13 +146,9 @@ class Joiner:
         self._track_passed = track_passed
         self._unpassed: list[tuple[int, int, str]] = []
         self._seq = 0
-        # recently finalized request ids (hashed), to tell "late" from "unmatched" clicks
-        self._finalized: dict[int, int] = {}
-        self._finalized_order: deque[tuple[int, int]] = deque()
-        # clicks read before their impression: request_id -> [(click, key, counted in intake)]
-        self._pending: dict[str, list[tuple[Click, str | bytes, bool]]] = {}
-        self._pending_order: list[tuple[int, int, str]] = []  # (click ts, seq, request_id)
-        self._pending_count = 0
+        # ids of finalized and evicted lists, to tell a late click read in time from one that waits
+        self._closed = ClosedIds(2 * attribution_ms, max_open_lists)
+        self._pending = PendingClicks(max_pending_clicks)
 
     # --- intake -----------------------------------------------------------------------------
 
@@ -164,49 +161,44 @@ class Joiner:
         source: str = "",
     ) -> tuple[Outcome, list[tuple[Outcome, bool]]]:
         """Open a list. Returns its outcome and, for each pending click it resolved, the click's
-        outcome and whether that click was counted in the intake when it was read."""
-        if watermark is not None and impression.timestamp < watermark:
-            return Outcome.LATE, []
+        outcome and whether that click was counted in the intake when it was read.
+
+        An impression's identity is its request id while its list is open (DESIGN §2): a second
+        one is a duplicate, even behind the watermark (a redelivery)."""
         rid = impression.request_id
         if rid in self._open:
             return Outcome.DUPLICATE, []
+        if watermark is not None and impression.timestamp < watermark:
+            return Outcome.LATE, []
         lst = OpenList(impression, self._segment_of(impression.labels), counted_before, source)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
         if self._track_passed:
             heapq.heappush(self._unpassed, (impression.timestamp, self._seq, rid))
-        resolved: list[tuple[Outcome, bool]] = []
-        waiting = self._pending.pop(rid, None)
-        if waiting:
-            self._pending_count -= len(waiting)
-            for click, key, counted in waiting:
-                resolved.append((self._attach(lst, click, key), counted))
-        return Outcome.ACCEPTED, resolved
+        waiting = self._pending.take(rid)
+        if not waiting:
+            return Outcome.ACCEPTED, []
+        return Outcome.ACCEPTED, [(self._attach(lst, w.click, w.key), w.counted) for w in waiting]
 
     def add_click(
         self, click: Click, key: str | bytes, watermark: int | None, *, counted: bool = True
     ) -> Outcome:
-        lst = self._open.get(click.request_id)
+        """Attach a click to its open list; else (DESIGN §3) it is late when read behind the
+        watermark or when its list is already closed (so it falls after its attribution window),
+        and otherwise waits for its impression (pending, later accepted or unmatched)."""
+        rid = click.request_id
+        lst = self._open.get(rid)
         if lst is not None:
             return self._attach(lst, click, key)
-        if hash(click.request_id) in self._finalized:
-            return Outcome.LATE
         if watermark is not None and click.timestamp < watermark:
-            # its impression (not after the click) could only arrive late now
-            return Outcome.UNMATCHED
-        waiting = self._pending.get(click.request_id)
-        if waiting is not None and any(k == key for _, k, _ in waiting):
+            return Outcome.LATE  # its list is closed, or its impression could only come late
+        if rid in self._closed:
+            return Outcome.LATE
+        pending = self._pending
+        if pending.is_duplicate(rid, key):
             return Outcome.DUPLICATE
-        if self._pending_count >= self._max_pending:
-            return Outcome.UNMATCHED
-        if waiting is None:
-            waiting = self._pending[click.request_id] = []
-        waiting.append((click, key, counted))
-        self._pending_count += 1
-        self._seq += 1
-        heapq.heappush(self._pending_order, (click.timestamp, self._seq, click.request_id))
-        return Outcome.PENDING
+        return Outcome.PENDING if pending.add(click, key, counted) else Outcome.UNMATCHED
 
     def _attach(self, lst: OpenList, click: Click, key: str | bytes) -> Outcome:
         if click.timestamp >= lst.timestamp + self._attribution_ms:
@@ -221,13 +213,14 @@ class Joiner:
         """Hand out (once) every list whose attribution window ended at or before ``watermark``."""
         cutoff = watermark - self._attribution_ms
         deadlines = self._deadlines
+        closed = self._closed
         while deadlines and deadlines[0][0] <= cutoff:
             ts, _, rid = heapq.heappop(deadlines)
             lst = self._open.pop(rid, None)
             if lst is not None and lst.timestamp == ts:
-                self._remember_finalized(rid, ts)
+                closed.add(rid, ts)
                 yield lst
-        self._forget_finalized(cutoff - self._attribution_ms)
+        closed.forget(watermark)
 
     def passed(self, watermark: float) -> Iterator[OpenList]:
         """Hand out (once, in impression-time order) every open list whose impression is before
@@ -245,17 +238,12 @@ class Joiner:
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work
-        (a list to hand out, a finalized id to forget, a waiting click to expire); infinity when
+        (a list to hand out, a closed id to forget, a waiting click to expire); infinity when
         there is none. Between two due points both are no-ops, so a caller may skip them."""
-        due = math.inf
+        due = self._closed.next_due()
         if self._deadlines:
-            due = self._deadlines[0][0] + self._attribution_ms
-        if self._finalized_order:
-            # forgotten once older than watermark − 2 × attribution
-            due = min(due, self._finalized_order[0][0] + 2 * self._attribution_ms + 1)
-        if self._pending_order:
-            due = min(due, self._pending_order[0][0] + 1)
-        return due
+            due = min(due, self._deadlines[0][0] + self._attribution_ms)
+        return min(due, self._pending.next_due())
 
     def finalize_all(self) -> Iterator[OpenList]:
         """End of input: every open list, in impression-time order."""
@@ -271,49 +259,14 @@ class Joiner:
             ts, _, rid = heapq.heappop(self._deadlines)
             lst = self._open.pop(rid, None)
             if lst is not None and lst.timestamp == ts:
-                self._remember_finalized(rid, ts)
+                self._closed.add(rid, ts)
                 yield lst
 
     def expire_pending(self, watermark: int | None) -> int:
-        """Pending clicks whose impression can no longer arrive in time: now unmatched.
-
-        Returns how many of them had been counted in the intake when read.
-        """
-        expired = 0
-        order = self._pending_order
-        while order and (watermark is None or order[0][0] < watermark):
-            _, _, rid = heapq.heappop(order)
-            waiting = self._pending.get(rid)
-            if waiting:
-                # one entry per pending click; drop the oldest click of that request
-                _, _, counted = waiting.pop(0)
-                self._pending_count -= 1
-                expired += counted
-                if not waiting:
-                    del self._pending[rid]
-        return expired
-
-    def _remember_finalized(self, rid: str, ts: int) -> None:
-        h = hash(rid)
-        finalized = self._finalized
-        finalized[h] = ts
-        order = self._finalized_order
-        order.append((ts, h))
-        # Bounded like the open lists: a flood of impressions evicted over the cap would
-        # otherwise leave its ids here for two attribution windows, memory bounded by the event
-        # rate rather than the cap. The oldest id goes first; a click for it is then counted
-        # unmatched instead of late (either way not scored).
-        while len(finalized) > self._max_open and order:
-            old_ts, old = order.popleft()
-            if finalized.get(old) == old_ts:
-                del finalized[old]
-
-    def _forget_finalized(self, before_ts: int) -> None:
-        order = self._finalized_order
-        while order and order[0][0] < before_ts:
-            ts, h = order.popleft()
-            if self._finalized.get(h) == ts:
-                del self._finalized[h]
+        """Waiting clicks whose own time the watermark has passed (all when None): their
+        impression can no longer arrive in time, they are unmatched. Returns how many of them
+        had been counted in the intake when read."""
+        return self._pending.expire(watermark)
 
     # --- state size -------------------------------------------------------------------------
 
@@ -323,9 +276,14 @@ class Joiner:
 
     @property
     def pending_clicks(self) -> int:
-        return self._pending_count
+        return len(self._pending)
 
     @property
     def pending_clicks_counted(self) -> int:
         """Waiting clicks that were counted in the intake when read."""
-        return sum(counted for waiting in self._pending.values() for _, _, counted in waiting)
+        return self._pending.counted
+
+    @property
+    def closed_ids_dropped(self) -> int:
+        """Ids of closed lists forgotten before their time, over the ``max_open_lists`` cap."""
+        return self._closed.dropped

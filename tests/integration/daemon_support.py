@@ -41,6 +41,8 @@ class Topics:
     clicks: str
     judgments: str
     dlq: str
+    #: the window state topic: the daemon creates it (compacted) on its first start
+    state: str = field(default_factory=lambda: f"state-{uuid.uuid4().hex}")
 
     @classmethod
     def made_by(
@@ -82,6 +84,7 @@ class Topics:
             "STREAMEVAL_KAFKA__TOPICS": json.dumps([self.impressions, self.clicks]),
             "STREAMEVAL_KAFKA__JUDGMENT_TOPICS": json.dumps([self.judgments]),
             "STREAMEVAL_KAFKA__DLQ_TOPIC": self.dlq,
+            "STREAMEVAL_KAFKA__STATE_TOPIC": self.state,
             "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
             "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
             "STREAMEVAL_METRICS__HOST": "127.0.0.1",

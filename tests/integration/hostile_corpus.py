@@ -2,7 +2,8 @@
 
 Every record knows where it must end: ``reason`` (one of the decoder's invalid reasons: counted
 by that reason and dead-lettered with it) or, for records that are valid but strange, ``outcome``
-(``unmatched`` for clicks whose request ids only *look* like real ones, ``accepted`` for
+(``unmatched`` for clicks whose request ids only *look* like real ones, or ``late`` when the
+daemon reads one behind the watermark, ``accepted`` for
 impressions and judgments that live in their own segment or query, so they cannot touch the
 real traffic's figures). :func:`mix` scatters the corpus through a clean log; valid noise takes
 the event time of the clean record it follows, so it never runs ahead of its partition.
@@ -12,7 +13,8 @@ Decisions (DESIGN §2 "bad input never crashes and never disappears"):
 - Far-past and far-future *valid* timestamps are not in the mixed corpus: they are valid events
   that move (or fall behind) the watermark, so their effect depends on when they are read. The
   hostile test produces them in phases of their own with exact expectations: a far-past
-  impression is ``late``, a far-past click of an unknown list ``unmatched``; a far-future event
+  impression is ``late``, and so is a far-past click of an unknown list (read behind the
+  watermark: DESIGN §3); a far-future event
   is accepted and pulls the watermark (and horizon) with it, after which in-time events are
   counted late, never lost.
 - Out-of-range timestamps (before 1970, after 9999, 1e30, garbage strings) are ``schema``.

@@ -228,8 +228,14 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
                 + counts["late"].get("click", 0)
             )
 
+        def unjoined(counts: dict[str, Any]) -> int:
+            return counts["unmatched"] + counts["late"].get("click", 0)
+
         assert clicks(intake) == clicks(want), (intake, want)
-        assert intake["unmatched"] >= want["unmatched"], (intake, want)
+        # a confusable click is never joined: unmatched when read in time, late when read behind
+        # the watermark (DESIGN §3), which depends on how far the daemon read the other partitions
+        # ahead (README, Not promised); the replay of the clean log has nothing late
+        assert unjoined(intake) >= unjoined(want), (intake, want)
         assert intake["duplicate"].get("impression", 0) == 0
         assert intake["late"].get("impression", 0) == 0
 
@@ -245,7 +251,9 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         leaked = {v for v in values if v in ids or long_ids & _substrings(v)}
         assert leaked == set()
 
-        # the far past: valid events, counted late (impressions) or unmatched (clicks)
+        # the far past: valid events read far behind the watermark, counted late, impressions
+        # and clicks alike (DESIGN §3: a click read behind the watermark without an open list is
+        # late; unmatched is for one read in time whose impression never came)
         unmatched_before = intake["unmatched"]
         late_before = sum(intake["late"].values())
         past = Log()
@@ -260,9 +268,10 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
             what="the far-past records",
         )
         intake = _intake(metrics)
-        assert sum(intake["late"].values()) == late_before + 20
+        assert sum(intake["late"].values()) == late_before + 40
         assert intake["late"].get("impression", 0) >= 20
-        assert intake["unmatched"] == unmatched_before + 20
+        assert intake["late"].get("click", 0) >= 20
+        assert intake["unmatched"] == unmatched_before
         assert _accounted(intake) == total
         assert _num(metrics, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
         assert_windows_match(metrics, expected, extra_segment="noise")

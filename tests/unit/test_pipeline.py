@@ -177,13 +177,14 @@ def test_unmatched_clicks_are_counted_once_the_watermark_passes() -> None:
     p, _ = run(
         [
             imp("r1", 0, ["a"]),
-            click("nope", "a", 1_000),  # waits for an impression that never comes
+            click("nope", "a", 1_000),  # read in time: waits for an impression that never comes
             imp("r2", 500_000, ["x"]),  # watermark 500 s > 1 s: unmatched now
-            click("gone", "a", 2_000),  # behind the watermark already: unmatched at once
+            click("gone", "a", 2_000),  # read behind the watermark, no open list: late at once
         ]
     )
     intake = p.snapshot().intake
-    assert intake.unmatched_clicks == 2
+    assert intake.unmatched_clicks == 1
+    assert intake.late == {"click": 1}
     assert intake.pending_clicks == 0
     assert intake.records_read == intake.accounted
 
@@ -261,18 +262,23 @@ def test_open_list_cap_evicts_the_oldest_and_counts_it() -> None:
 
 
 def test_ids_of_finalized_lists_are_remembered_within_the_open_list_cap() -> None:
-    """A click for a list already handed out is late while its id is remembered; the ids are
-    kept within max_open_lists too (here 2), the oldest forgotten first: a click for it is then
-    unmatched. Neither is scored."""
+    """A click read in time for a list already handed out is late while its id is remembered;
+    the ids are kept within max_open_lists too (here 2), the oldest forgotten first (and counted):
+    a click read in time for it then waits, and is unmatched. Neither is scored."""
     records: list[bytes | tuple[bytes, str]] = [imp(f"r{i}", i, ["a"]) for i in range(6)]
-    # r0..r3 were evicted over the cap; r2 and r3 are the two ids still remembered
-    records += [click("r3", "a", 4), click("r0", "a", 4)]  # both before the watermark (5)
+    # r0..r3 were evicted over the cap; r2 and r3 are the two ids still remembered, r0 and r1
+    # fell out; the watermark is 5 ms: both clicks are read in time
+    records += [click("r3", "a", 5), click("r0", "a", 5)]
     p, scored = run(records, max_open_lists=2)
-    intake = p.snapshot().intake
-    assert intake.late == {"click": 1}
-    assert intake.unmatched_clicks == 1
-    assert p.snapshot().open_lists == 2
+    snap = p.snapshot()
+    assert snap.intake.late == {"click": 1}
+    assert snap.intake.pending_clicks == 1
+    assert snap.forgotten_ids == {"list": 2}
+    assert snap.open_lists == 2
     assert scored == []
+    p.finish()
+    assert p.snapshot().intake.unmatched_clicks == 1
+    assert [s.request_id for s in scored] == ["r4", "r5"]
 
 
 def test_invalid_records_go_to_the_dead_letter_sink() -> None:

@@ -491,6 +491,26 @@ def test_null_optional_fields_read_as_absent() -> None:
     event = decode(_raw(_impression(query=None, query_id=None, labels=None, event_id=None)))
     assert isinstance(event, Impression)
     assert (event.query, event.query_id, event.labels, event.event_id) == (None, "", {}, None)
-    click = decode(_raw(_click(dwell_ms=None, position=None)))
+    click = decode(_raw(_click(dwell_ms=None, position=None, action=None)))
     assert isinstance(click, Click)
-    assert (click.dwell_ms, click.position) == (None, None)
+    assert (click.dwell_ms, click.position, click.action) == (None, None, "click")
+    judged = decode(_raw(_judgment(judge=None)))
+    assert isinstance(judged, Judgment)
+    assert judged.judge == ""
+
+
+@pytest.mark.parametrize("dwell", [0, 1500.5, 45_000, 2.5e3])
+def test_dwell_is_any_finite_json_number_at_least_zero(dwell: float) -> None:
+    click = decode(_raw(_click(action="dwell", dwell_ms=dwell)))
+    assert isinstance(click, Click)
+    assert click.dwell_ms == dwell
+
+
+@pytest.mark.parametrize(
+    "record",
+    [_click(action=5), _click(action=" "), _judgment(judge=7), _judgment(judge="j" * 257)],
+)
+def test_a_wrong_action_or_judge_names_its_field(record: dict[str, Any]) -> None:
+    invalid = _invalid(_raw(record))
+    assert invalid.reason == "schema"
+    assert "action" in invalid.detail or "judge" in invalid.detail

@@ -377,3 +377,27 @@ def test_stderr_of_large_window_matches_textbook_formula() -> None:
     assert registry_for(snapshot).get_sample_value(names.NDCG_STDERR, labels) == pytest.approx(
         expected
     )
+
+
+def test_state_and_memory_counters() -> None:
+    """The state topic's skipped records, the records retention took from a re-read, and the
+    identities forgotten over their caps: counters with exactly the snapshot's values."""
+    registry = CollectorRegistry()
+    snapshot = Snapshot(
+        segment_labels=("ranker", "arm"),
+        windows=("1m",),
+        ks=(1,),
+        state_records_invalid=3,
+        reread_records_deleted=1_234,
+        forgotten_ids={"list": 2},
+    )
+    registry.register(SnapshotCollector(lambda: snapshot, version="t"))
+    got = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+    }
+    assert got[(names.STATE_RECORDS_INVALID_TOTAL, ())] == 3
+    assert got[(names.REREAD_RECORDS_DELETED_TOTAL, ())] == 1_234
+    assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "list"),))] == 2
+    assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "judgment"),))] == 0
