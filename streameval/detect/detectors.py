@@ -301,8 +301,8 @@ class Detectors:
         for segment, per_query in segments.items():
             if segment in controls:
                 continue
-            if vs_control:
-                self._series_of(VS_CONTROL, relevance, segment, k)  # exported from the start
+            if fallback is not None:  # a control arm exists: exported from then on
+                self._series_of(VS_CONTROL, relevance, segment, k)
             if vs_baseline:
                 track = self._track(segment, relevance, k)
                 sums = self._step_baseline(
