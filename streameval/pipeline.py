@@ -106,7 +106,7 @@ class Pipeline:
             segment_of=self._segments.segment_of,
             max_open_lists=settings.max_open_lists,
             max_pending_clicks=settings.max_pending_clicks,
-            track_passed=bool(self._early),
+            pass_bucket_ms=settings.bucket if self._early else None,
         )
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
@@ -441,6 +441,13 @@ class Pipeline:
             consumer.advance_judged(cut)
 
     def _fold(self, lst: OpenList) -> None:
+        if self._early and lst.early is None:
+            # finalized before the watermark completed its bucket (an attribution window
+            # shorter than a bucket): its judged score goes out now, still before the bucket
+            # closes, and is reused just below
+            judged = self._scorer.score_judged(lst, self._judgments)
+            for early in self._early:
+                early.add_judged(judged)
         scored = self._scorer.score(lst, self._judgments)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:

@@ -103,11 +103,13 @@ class _Stash:
         "ignored",
         "pending",
         "positions",
+        "single",
     )
 
     def __init__(self, bucket_ms: int, positions: tuple[int, ...]) -> None:
         self.bucket_ms = bucket_ms
         self.positions = positions  # where each watched k sits in a SourceScore's tuples
+        self.single = positions[0] if len(positions) == 1 else None
         self.pending: dict[int, BucketData] = {}
         self.closed: int | None = None
         self.cur_b: int | None = None  # the bucket last added to, and its data
@@ -115,6 +117,12 @@ class _Stash:
         self.ignored = 0
 
     def add(self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]) -> None:
+        single = self.single
+        x: float | None = None
+        if single is not None:  # one watched k (the default)
+            x = ndcg[single]
+            if x is None:
+                return  # no NDCG@k (e.g. no interaction, `no_relevance = "skip"`)
         b = ts - ts % self.bucket_ms
         if b != self.cur_b:
             closed = self.closed
@@ -129,17 +137,13 @@ class _Stash:
         per_k = self.cur.get(segment)
         if per_k is None:
             per_k = self.cur[segment] = [{} for _ in self.positions]
+        if x is not None:
+            _fold(per_k[0], query_id, x)
+            return
         for per_query, i in zip(per_k, self.positions, strict=True):
-            x = ndcg[i]
-            if x is None:
-                continue
-            agg = per_query.get(query_id)
-            if agg is None:
-                per_query[query_id] = [1, x, x * x]
-            else:
-                agg[0] += 1
-                agg[1] += x
-                agg[2] += x * x
+            value = ndcg[i]
+            if value is not None:
+                _fold(per_query, query_id, value)
 
     def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
         """The buckets the horizon completed since the last call, in order (removed)."""
@@ -157,6 +161,17 @@ class _Stash:
     def clear(self) -> None:
         self.pending.clear()
         self.cur_b = None
+
+
+def _fold(per_query: PerQuery, query_id: str, x: float) -> None:
+    """One list's NDCG@k into its query's sums."""
+    agg = per_query.get(query_id)
+    if agg is None:
+        per_query[query_id] = [1, x, x * x]
+    else:
+        agg[0] += 1
+        agg[1] += x
+        agg[2] += x * x
 
 
 def _merge(parts: Iterable[PerQuery]) -> PerQuery:

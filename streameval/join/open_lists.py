@@ -133,7 +133,7 @@ class Joiner:
         segment_of: Callable[[Mapping[str, str]], Segment],
         max_open_lists: int,
         max_pending_clicks: int,
-        track_passed: bool = False,
+        pass_bucket_ms: int | None = None,
     ) -> None:
         self._attribution_ms = attribution_ms
         self._grades = grades
@@ -143,8 +143,10 @@ class Joiner:
         self._deadlines: list[tuple[int, int, str]] = []  # (impression ts, seq, request_id)
         # lists the watermark has not passed yet (for judged scores without the attribution
         # wait), kept only when asked for: (impression ts, seq, request_id)
-        self._track_passed = track_passed
-        self._unpassed: list[tuple[int, int, str]] = []
+        # lists the watermark has not passed yet, by the start of their event-time bucket (for
+        # judged scores without the attribution wait), kept only when asked for
+        self._pass_bucket = pass_bucket_ms
+        self._unpassed: dict[int, list[OpenList]] = {}
         self._seq = 0
         # ids of finalized and evicted lists, to tell a late click read in time from one that waits
         self._closed = ClosedIds(2 * attribution_ms, max_open_lists)
@@ -174,8 +176,14 @@ class Joiner:
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
-        if self._track_passed:
-            heapq.heappush(self._unpassed, (impression.timestamp, self._seq, rid))
+        pb = self._pass_bucket
+        if pb is not None:
+            b = impression.timestamp - impression.timestamp % pb
+            bucket = self._unpassed.get(b)
+            if bucket is None:
+                self._unpassed[b] = [lst]
+            else:
+                bucket.append(lst)
         waiting = self._pending.take(rid)
         if not waiting:
             return Outcome.ACCEPTED, []
@@ -222,19 +230,22 @@ class Joiner:
                 yield lst
         closed.forget(watermark)
 
-    def passed(self, watermark: float) -> Iterator[OpenList]:
-        """Hand out (once, in impression-time order) every open list whose impression is before
-        ``watermark`` (``track_passed`` only): no impression before it can still be accepted."""
+    def passed(self, cut: float) -> Iterator[OpenList]:
+        """Hand out (once, bucket by bucket in time order) every open list of a bucket that
+        starts before ``cut`` (a bucket boundary the watermark has reached, or infinity; only
+        with ``pass_bucket_ms``): no impression of those buckets can still be accepted. Lists
+        already finalized or evicted are left out."""
         unpassed = self._unpassed
-        while unpassed and unpassed[0][0] < watermark:
-            ts, _, rid = heapq.heappop(unpassed)
-            lst = self._open.get(rid)
-            if lst is not None and lst.timestamp == ts:
-                yield lst
+        opened = self._open
+        for b in sorted(b for b in unpassed if b < cut):
+            for lst in unpassed.pop(b):
+                if opened.get(lst.request_id) is lst:
+                    yield lst
 
     def next_passed(self) -> float:
-        """The smallest watermark at which :meth:`passed` has a list to hand out."""
-        return self._unpassed[0][0] + 1 if self._unpassed else math.inf
+        """The start of the earliest bucket with a list not handed out yet, + 1 (infinity when
+        none): :meth:`passed` has work once the watermark completes that bucket."""
+        return min(self._unpassed) + 1 if self._unpassed else math.inf
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work

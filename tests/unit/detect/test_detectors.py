@@ -258,3 +258,40 @@ def test_vs_control_is_the_same_whether_or_not_vs_baseline_runs_beside_it() -> N
     control_rows = [r for r in both.rows() if r.detector == "vs_control"]
     assert control_rows == list(alone.rows())
     assert control_rows[0].statistic > 0.0  # it stepped, and saw the drop
+
+
+def test_every_list_reaches_the_judged_detectors_once_even_with_a_short_attribution_window() -> (
+    None
+):
+    """An attribution window shorter than a bucket finalizes lists before the watermark
+    completes their bucket: their judged score goes out at finalization, once."""
+    settings = Settings(
+        evaluation=EvaluationSettings(ks=(10,), attribution_window=2_000, windows=(60_000,))
+    )
+    judged: list[str] = []
+    finalized: list[str] = []
+
+    class Tap:
+        def add(self, s: ScoredList) -> None:
+            finalized.append(s.request_id)
+
+        def advance(self, horizon_ms: int) -> None:
+            pass
+
+        def add_judged(self, s: ScoredList) -> None:
+            judged.append(s.request_id)
+
+        def advance_judged(self, watermark_ms: int) -> None:
+            pass
+
+        def reset(self) -> None:
+            pass
+
+    pipeline = Pipeline(settings.evaluation, consumers=(Tap(),))
+    pipeline.add_source("log")
+    sim = SimConfig(rate=5, queries=50, seed=2, duration_ms=120_000, max_interaction_delay_ms=1_500)
+    for r in traffic(sim, 1_700_000_000_000):
+        pipeline.offer(r.raw, "log")
+    pipeline.finish()
+    assert len(finalized) > 100
+    assert sorted(judged) == sorted(finalized)  # each once, none lost
