@@ -6,6 +6,8 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 
 * ``scoring``  lists/s of streameval's Scorer ÷ pytrec_eval on the same lists (target ≥ 2.0)
 * ``replay``   events/s of the whole pipeline ÷ a bare json.loads loop (target ≥ 1.0)
+* ``decode``   ``decode.mapped``: a team's own JSON shape through its mapping ÷ native decode per
+  record (target ≤ 1.5); ``decode.avro``: the same shape as Confluent wire-format Avro
 * ``memory``   bytes per open 10-result list (target ≤ 1 KB), peak RSS with 100k open lists
 * ``soak``     RSS drift over a long replay after warm-up (target ≤ 5 %)
 * ``daemon``   ``streameval run`` through a real broker ÷ a bare KafkaConsumer (target ≥ 0.75)
@@ -15,6 +17,9 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
 * ``load``     twice the design rate live through a broker (lag not growing, RSS drift ≤ 5 %), a
   flood of segment values (≤ max_segments + 1) and of never-clicked impressions (≤ the cap)
+* ``interleaving``  ``interleaving.sensitivity``: impressions until a 3 % NDCG@10 regression is
+  detected, team-draft interleaving ÷ an A/B split with the same always-valid test, medians over
+  20 seeds (target ≤ 0.1)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
@@ -40,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 SCRIPTS = {
     "scoring": "bench_scoring.py",
     "replay": "bench_replay.py",
+    "decode": "bench_decode.py",
     "memory": "bench_memory.py",
     "soak": "bench_soak.py",
     "daemon": "bench_daemon.py",
@@ -47,6 +53,7 @@ SCRIPTS = {
     "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
     "load": "bench_load.py",
+    "interleaving": "bench_interleaving.py",
 }
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -123,6 +124,22 @@ class DwellGrade(BaseModel):
     grade: float = 2.0
 
 
+class InterleavingSettings(BaseModel):
+    """Interleaved lists (DESIGN §10; extension keys, ``[evaluation.interleaving]``)."""
+
+    model_config = _FROZEN
+
+    #: what a team's result earns: "clicks" (1 per clicked result, team-draft's credit) or
+    #: "grades" (its implicit grade, DESIGN §3: click 1, add_to_cart 2, purchase 3, ...)
+    credit: Literal["clicks", "grades"] = "clicks"
+    #: the detector's bound on ever raising a false alarm for one (ranker, opponent) pair
+    alpha: float = Field(0.01, gt=0.0, lt=1.0)
+    #: scale of the normal mixture over the per-list preference (the effect it is tuned to)
+    mixture_scale: float = Field(0.1, gt=0.0, le=10.0)
+    #: distinct team names kept; later ones fold into "__other__"
+    max_teams: int = Field(100, ge=2)
+
+
 class EvaluationSettings(BaseModel):
     model_config = _FROZEN
 
@@ -159,6 +176,8 @@ class EvaluationSettings(BaseModel):
     #: the control arm of an A/B test (DESIGN §9): the segment labels (and values) that mark it;
     #: the ``vs_control`` detector compares every other segment with it
     control: dict[str, str] = Field(default_factory=lambda: {"arm": "control"}, min_length=1)
+    #: interleaved lists: credit, detector (extension)
+    interleaving: InterleavingSettings = InterleavingSettings()
 
     @model_validator(mode="after")
     def _windows_fit_buckets(self) -> EvaluationSettings:
@@ -222,6 +241,190 @@ class DetectionSettings(BaseModel):
         return self
 
 
+# --- [input]: the formats of the topics and files read (DESIGN §11) ----------------------------
+
+_POINTER_HELP = "a JSON Pointer (RFC 6901): '' (the whole record) or '/a/b/0'"
+
+
+def _pointer(value: str) -> str:
+    """A JSON Pointer's syntax (RFC 6901 §3): empty, or '/'-separated tokens where '~' is only
+    followed by '0' or '1'."""
+    if value and not value.startswith("/"):
+        raise ValueError(f"{value!r} is not {_POINTER_HELP}")
+    for token in value.split("/")[1:]:
+        rest = token.replace("~0", "").replace("~1", "")
+        if "~" in rest:
+            raise ValueError(f"{value!r}: '~' must be followed by 0 or 1 (RFC 6901)")
+    return value
+
+
+Pointer = Annotated[str, AfterValidator(_pointer)]
+
+
+class _EventMapping(BaseModel):
+    model_config = _FROZEN
+
+    #: values of the mapping's ``type_field`` that make a record this event type
+    when: tuple[str, ...] = ()
+    timestamp: Pointer
+    event_id: Pointer | None = None
+
+
+class ImpressionMapping(_EventMapping):
+    request_id: Pointer
+    #: the array of results, in rank order
+    results: Pointer
+    #: where the doc id sits in each item of ``results`` ("" = the item itself)
+    result_doc_id: Pointer = ""
+    query: Pointer | None = None
+    query_id: Pointer | None = None
+    #: label name -> pointer to its value
+    labels: dict[str, Pointer] = Field(default_factory=dict)
+    #: label name -> the same value on every impression of this mapping
+    constant_labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ClickMapping(_EventMapping):
+    request_id: Pointer
+    doc_id: Pointer
+    action: Pointer | None = None
+    #: the team's action name -> ours (click, dwell, add_to_cart, purchase, ...); others as-is
+    actions: dict[str, str] = Field(default_factory=dict)
+    #: the action of a click whose ``action`` is absent (or not mapped)
+    default_action: str = "click"
+    dwell_ms: Pointer | None = None
+    position: Pointer | None = None
+    #: 0 when the team counts positions from 0 (stored 1-based)
+    position_base: Literal[0, 1] = 1
+
+
+class JudgmentMapping(_EventMapping):
+    doc_id: Pointer
+    grade: Pointer
+    query_id: Pointer | None = None
+    query: Pointer | None = None
+    judge: Pointer | None = None
+
+    @model_validator(mode="after")
+    def _query(self) -> JudgmentMapping:
+        if self.query_id is None and self.query is None:
+            raise ValueError("a judgment mapping needs query_id or query")
+        return self
+
+
+class MappingSettings(BaseModel):
+    """A declarative mapping from a team's own records to the events of DESIGN §2."""
+
+    model_config = _FROZEN
+
+    #: the field that tells the event type (compared with each event's ``when``); absent: the
+    #: mapping has one event type and every record of its topics or files is of that type
+    type_field: Pointer | None = None
+    #: unit of every mapped timestamp: "ms" (epoch ms, or RFC 3339 strings, as native events),
+    #: "s", "us" (epoch seconds or microseconds, numbers), "rfc3339" (strings only)
+    timestamp_unit: Literal["ms", "s", "us", "rfc3339"] = "ms"
+    impression: ImpressionMapping | None = None
+    click: ClickMapping | None = None
+    judgment: JudgmentMapping | None = None
+
+    @model_validator(mode="after")
+    def _types(self) -> MappingSettings:
+        events = {
+            name: m
+            for name, m in (
+                ("impression", self.impression),
+                ("click", self.click),
+                ("judgment", self.judgment),
+            )
+            if m is not None
+        }
+        if not events:
+            raise ValueError("a mapping needs at least one of impression, click, judgment")
+        if self.type_field is None:
+            if len(events) > 1:
+                raise ValueError("type_field is needed to tell " + " from ".join(events) + " apart")
+            return self
+        seen: dict[str, str] = {}
+        for name, m in events.items():
+            if not m.when:
+                raise ValueError(f"{name}.when: the {self.type_field!r} values of a {name}")
+            for value in m.when:
+                if value in seen:
+                    raise ValueError(f"{name}.when: {value!r} is also {seen[value]}.when")
+                seen[value] = name
+        return self
+
+
+class SourceFormat(BaseModel):
+    """How the records of one topic or file are read."""
+
+    model_config = _FROZEN
+
+    #: "auto": native or UBI, told apart by shape (the default); "native", "ubi"; "mapped":
+    #: through ``mapping`` (a name in ``input.mappings``)
+    format: Literal["auto", "native", "ubi", "mapped"] = "auto"
+    #: "json" (UTF-8, one record per message or line) or "avro" (Confluent wire format:
+    #: magic byte 0, 4-byte schema id, Avro binary; needs format = "mapped")
+    encoding: Literal["json", "avro"] = "json"
+    mapping: str | None = None
+
+    @model_validator(mode="after")
+    def _mapping_named(self) -> SourceFormat:
+        if (self.format == "mapped") != (self.mapping is not None):
+            raise ValueError('mapping names the mapping of format = "mapped" (and only then)')
+        if self.encoding == "avro" and self.format != "mapped":
+            raise ValueError('encoding = "avro" needs format = "mapped"')
+        return self
+
+
+class InputSettings(BaseModel):
+    """``[input]``: the format of each topic and file read (DESIGN §11)."""
+
+    model_config = _FROZEN
+
+    #: topic -> its format; topics not listed are read as ``default``
+    topics: dict[str, SourceFormat] = Field(default_factory=dict)
+    #: for ``replay``: file (the path as given, its name, or a glob of its name) -> its format
+    files: dict[str, SourceFormat] = Field(default_factory=dict)
+    #: the format of every topic and file not listed
+    default: SourceFormat = SourceFormat()
+    mappings: dict[str, MappingSettings] = Field(default_factory=dict)
+    #: a Confluent-compatible schema registry (e.g. "http://registry:8081", or Apicurio's
+    #: ".../apis/ccompat/v7"), asked for Avro schemas by id, each once
+    schema_registry_url: str | None = None
+    #: schema id -> an Avro schema file (.avsc), read at start; looked up before the registry
+    avro_schemas: dict[int, Path] = Field(default_factory=dict)
+    #: how long one request to the schema registry may take
+    schema_registry_timeout: Duration = 5_000
+
+    @model_validator(mode="after")
+    def _references(self) -> InputSettings:
+        named = {"default": self.default} | {
+            f"{kind}.{name}": fmt
+            for kind, table in (("topics", self.topics), ("files", self.files))
+            for name, fmt in table.items()
+        }
+        for where, fmt in named.items():
+            if fmt.mapping is not None and fmt.mapping not in self.mappings:
+                raise ValueError(f"{where}.mapping: {fmt.mapping!r} is not in input.mappings")
+            if fmt.encoding == "avro":
+                # a topic's records name their schema by id; a file (an Avro container file)
+                # carries its own
+                needs_schemas = not where.startswith("files.")
+                if needs_schemas and not self.avro_schemas and not self.schema_registry_url:
+                    raise ValueError(
+                        f"{where}.encoding: Avro needs schema_registry_url or avro_schemas"
+                    )
+                if importlib.util.find_spec("fastavro") is None:
+                    raise ValueError(
+                        f"{where}.encoding: Avro needs fastavro: pip install 'streameval[avro]'"
+                    )
+        for schema_id, path in self.avro_schemas.items():
+            if not path.is_file():
+                raise ValueError(f"avro_schemas.{schema_id}: no such file {str(path)!r}")
+        return self
+
+
 class Settings(BaseSettings):
     """Everything streameval can be told. Frozen: built once at start and passed down."""
 
@@ -237,6 +440,7 @@ class Settings(BaseSettings):
     metrics: MetricsSettings = MetricsSettings()
     evaluation: EvaluationSettings = EvaluationSettings()
     detection: DetectionSettings = DetectionSettings()
+    input: InputSettings = InputSettings()
 
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:

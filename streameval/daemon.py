@@ -29,6 +29,7 @@ from streameval import __version__
 from streameval.config import Settings
 from streameval.detect import detectors_for, with_detection
 from streameval.events.decode import Invalid
+from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
 from streameval.export.server import MetricsServer
@@ -41,6 +42,7 @@ from streameval.kafka.lag import LagSampler
 from streameval.kafka.records import RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
+from streameval.log_limits import InvalidRecordLog
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -102,12 +104,16 @@ class Daemon:
         self._lag: dict[tuple[str, int], int] = {}
         # the regression detectors: one more consumer of finalized lists (DESIGN §9)
         self._detectors = detectors_for(settings)
+        formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+        formats.check()  # a wrong mapping or schema file fails at start
         self._pipeline = Pipeline(
             settings.evaluation,
             dead_letter=self._dead_letter,
             persist=bool(settings.kafka.state_topic),
             consumers=() if self._detectors is None else (self._detectors,),
+            decoder_for=formats.by_topic_source,
         )
+        self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
         self._longest_ms = max(settings.evaluation.windows)
         # records the re-reads needed that retention had deleted (since start)
@@ -430,8 +436,9 @@ class Daemon:
 
     def _dead_letter(self, raw: bytes, invalid: Invalid, source: str) -> None:
         record = self._current
+        self._invalid_log.note(invalid, source)
         if record is not None and self._dlq.enabled:
-            self._dlq.send(record, invalid.reason)
+            self._dlq.send(record, invalid.reason, invalid.field)
 
     def _shutdown(self) -> None:
         stream = self._stream

@@ -13,6 +13,10 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streameval.events.decode import Invalid
 
 #: the loggers of the Kafka clients (kafka-python, librdkafka through confluent-kafka)
 KAFKA_CLIENT_LOGGERS = ("kafka", "streameval.kafka.librdkafka", "streameval.kafka.confluent_stream")
@@ -63,3 +67,43 @@ class RepeatLimiter(logging.Filter):
             record.msg = f"{message} (and {int(seen[1])} more like it in {now - seen[0]:.0f} s)"
             record.args = ()
         return True
+
+
+class InvalidRecordLog:
+    """A sampled log of invalid records: the first of each (reason, field), then at most one per
+    ``interval_s``, each saying how many like it were held back. The detail is log-safe by
+    construction (:class:`~streameval.events.decode.Invalid`: short, printable, never the
+    record); the field is a JSON Pointer from the configuration."""
+
+    def __init__(
+        self,
+        *,
+        interval_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
+        max_kinds: int = 1000,
+    ) -> None:
+        self._interval_s = interval_s
+        self._clock = clock
+        self._log = logger or logging.getLogger("streameval.intake")
+        self._max_kinds = max_kinds
+        # (reason, field) -> [time it last logged, records held back since]
+        self._kinds: dict[tuple[str, str], list[float]] = {}
+
+    def note(self, invalid: Invalid, source: str) -> None:
+        kind = (invalid.reason, invalid.field)
+        now = self._clock()
+        seen = self._kinds.get(kind)
+        if seen is not None and now - seen[0] < self._interval_s:
+            seen[1] += 1
+            return
+        held = 0 if seen is None else int(seen[1])
+        if seen is None and len(self._kinds) >= self._max_kinds:
+            self._kinds.clear()
+        self._kinds[kind] = [now, 0]
+        field = f", field {invalid.field}" if invalid.field else ""
+        more = f" (+{held} more like it in the last {self._interval_s:.0f} s)" if held else ""
+        self._log.warning(
+            "invalid record (%s%s) from %s: %s%s",
+            *(invalid.reason, field, source, invalid.detail, more),
+        )

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from streameval.config import EvaluationSettings
 from streameval.events.decode import Decoder, Invalid, dedup_key
-from streameval.events.models import Impression, Judgment
+from streameval.events.models import Event, Impression, Judgment
 from streameval.finalized import JudgedEarlyConsumer, ListConsumer
 from streameval.intake import IntakeCounters
+from streameval.interleave import InterleavingStore
 from streameval.join import (
     InteractionGrades,
     Joiner,
@@ -36,6 +37,10 @@ from streameval.windows.store import Bucket
 DeadLetter = Callable[[bytes, Invalid, str], None]
 #: called with each list as it is scored (``replay --output lists``)
 OnScored = Callable[[ScoredList], None]
+#: the decoder of one record: bytes -> event or Invalid, never raising
+RecordDecoder = Callable[[bytes], Event | Invalid]
+#: the decoder of each source (its format, DESIGN §11), asked once per source
+DecoderFor = Callable[[str], RecordDecoder]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,15 +69,25 @@ class Pipeline:
         on_scored: OnScored | None = None,
         consumers: Sequence[ListConsumer] = (),
         persist: bool = False,
+        decoder_for: DecoderFor | None = None,
     ) -> None:
         self._settings = settings
+        #: interleaving (DESIGN §10): a ListConsumer of its own, fed like the windows (not the
+        #: lists of buckets loaded from the state topic: it loads those buckets instead), its
+        #: figures part of every snapshot
+        self._interleaving = InterleavingStore(
+            settings.interleaving, [WindowSpec(w, settings.bucket) for w in settings.windows]
+        )
         #: keep each source's complete buckets for the window state changelog (DESIGN §6)
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
         #: those of them that take judged scores once the watermark passes the impression
         self._early = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
-        self._decode = Decoder(settings.max_record_bytes)
+        self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
+        #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
+        self._decoder_for = decoder_for
+        self._decoders: dict[str, RecordDecoder] = {}
         self._dead_letter = dead_letter
         self._on_scored = on_scored
         self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
@@ -139,6 +154,7 @@ class Pipeline:
         waiting = self._joiner.pending_clicks_counted
         self._intake.pending -= waiting
         self._intake.unmatched += waiting
+        self._interleaving.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
         for consumer in self._early:
@@ -164,7 +180,7 @@ class Pipeline:
         """
         counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
-        event = self._decode(raw)
+        event = (self._decode if self._decoder_for is None else self._source_decoder(source))(raw)
         if record_ms > 0 and not isinstance(event, Invalid):
             ahead = event.timestamp - record_ms
             if ahead > self._max_future_skew:
@@ -232,6 +248,12 @@ class Pipeline:
             due = ts - ts % self._bucket_ms + self._bucket_ms
             self._early_due = min(self._early_due, due)
         self._evict_over_cap()
+
+    def _source_decoder(self, source: str) -> RecordDecoder:
+        decode = self._decoders.get(source)
+        if decode is None and self._decoder_for is not None:
+            decode = self._decoders[source] = self._decoder_for(source)
+        return decode or self._decode
 
     def offer_judgment(
         self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1
@@ -338,6 +360,7 @@ class Pipeline:
             self._intake.pending -= expired
             self._intake.unmatched += expired
         horizon = watermark - self._attribution
+        self._interleaving.advance(horizon)
         for consumer in self._consumers:
             consumer.advance(horizon)
         windows = self._windows
@@ -372,6 +395,7 @@ class Pipeline:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
             self._watermark.advance_to(horizon + self._attribution)
+            self._interleaving.advance(horizon)
             for consumer in self._consumers:
                 consumer.advance(horizon)
 
@@ -400,6 +424,7 @@ class Pipeline:
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
         self._windows.merge(start, bucket)
+        self._interleaving.load_bucket(start, bucket.interleaving)
 
     def unpersisted_buckets(self) -> tuple[int | None, list[tuple[str, int, Bucket]]]:
         """The buckets complete as of the horizon and not yet in the state topic, as (source,
@@ -452,6 +477,7 @@ class Pipeline:
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:
             self._windows.add(scored)
+            self._interleaving.add(scored)
             if self._unpersisted is not None:
                 self._unpersisted.add(lst.source, scored)
         if not lst.counted_before:
@@ -551,4 +577,7 @@ class Pipeline:
             watermark_ms=self._watermark.watermark,
             horizon_ms=horizon,
             consumer_lag=consumer_lag or {},
+            interleaving=self._interleaving.rows(horizon),
+            interleaving_outcomes=self._interleaving.outcomes_total(),
+            interleaving_tests=self._interleaving.tests(),
         )

@@ -1,6 +1,6 @@
 """Replay: the pipeline over JSON-lines event logs, in event time.
 
-Files are read round-robin, one line at a time, each file a source of its own (like a Kafka
+Files are read round-robin, one record (line) at a time, each file a source of its own (like a Kafka
 partition): so a log split by event type (impressions.jsonl, clicks.jsonl), each in time order,
 replays as it happened. An exhausted file stops holding the watermark back. At end of input every
 open list is finalized. The same logs always give the same output.
@@ -14,7 +14,9 @@ from contextlib import ExitStack
 from typing import Any, BinaryIO
 
 from streameval.errors import InputError
-from streameval.pipeline import Pipeline
+from streameval.events.avro import container_records
+from streameval.events.formats import Formats
+from streameval.pipeline import DecoderFor, Pipeline
 
 
 def _open(path: str, stack: ExitStack) -> BinaryIO:
@@ -26,22 +28,46 @@ def _open(path: str, stack: ExitStack) -> BinaryIO:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
-def interleave(files: Sequence[BinaryIO]) -> Iterator[tuple[int, int, bytes]]:
-    """(file index, line number, line) round-robin over ``files``; blank lines skipped."""
+def source_name(index: int) -> str:
+    """The pipeline's name of the ``index``-th file (a source of its own)."""
+    return f"file:{index}"
+
+
+def file_decoders(formats: Formats, paths: Sequence[str]) -> DecoderFor:
+    """``decoder_for`` of a replay of ``paths``: each file read in the format ``[input]`` gives
+    it (``input.files``, else ``input.default``)."""
+    by_source = {source_name(i): formats.for_file(path) for i, path in enumerate(paths)}
+    return by_source.__getitem__
+
+
+def lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its line end) of a JSON-lines file; blank lines skipped."""
+    for number, line in enumerate(fh, 1):
+        if line.strip():
+            yield number, line.rstrip(b"\r\n")
+
+
+def interleave(files: Sequence[Iterator[tuple[int, bytes]]]) -> Iterator[tuple[int, int, bytes]]:
+    """(file index, offset, record) round-robin over ``files``; (index, -1, b"") once a file is
+    exhausted."""
     live = list(enumerate(files))
-    line_no = [0] * len(files)
     while live:
         still = []
-        for i, fh in live:
-            line = fh.readline()
-            if not line:
+        for i, records in live:
+            item = next(records, None)
+            if item is None:
                 yield i, -1, b""  # exhausted
                 continue
-            still.append((i, fh))
-            line_no[i] += 1
-            if line.strip():
-                yield i, line_no[i], line
+            still.append((i, records))
+            yield i, item[0], item[1]
         live = still
+
+
+def _records(path: str, fh: BinaryIO, formats: Formats | None) -> Iterator[tuple[int, bytes]]:
+    """The records of one file: its lines, or the records of an Avro container file."""
+    if formats is not None and formats.file_format(path).encoding == "avro":
+        return enumerate(container_records(fh, formats.schemas()))
+    return lines(fh)
 
 
 def replay(
@@ -50,22 +76,26 @@ def replay(
     *,
     progress: bool | None = None,
     finish: bool = True,
+    formats: Formats | None = None,
 ) -> Pipeline:
     """Feed every record of ``paths`` to ``pipeline``; then finish it (finalize every open list)
-    unless ``finish`` is false, which leaves the state as a caught-up daemon would hold it."""
+    unless ``finish`` is false, which leaves the state as a caught-up daemon would hold it.
+    ``formats``: the ``[input]`` formats, for files read as Avro container files (the pipeline's
+    ``decoder_for`` is :func:`file_decoders` of the same)."""
     with ExitStack() as stack:
         files = [_open(p, stack) for p in paths]
+        readers = [_records(p, fh, formats) for p, fh in zip(paths, files, strict=True)]
         bar = _progress_bar(paths, files, progress, stack)
-        sources = [f"file:{i}" for i in range(len(files))]
+        sources = [source_name(i) for i in range(len(files))]
         for source in sources:
             pipeline.add_source(source)
-        for i, offset, line in interleave(files):
+        for i, offset, record in interleave(readers):
             if offset < 0:
                 pipeline.set_idle(sources[i])
                 continue
-            pipeline.offer(line.rstrip(b"\r\n"), sources[i], offset)
+            pipeline.offer(record, sources[i], offset)
             if bar is not None:
-                bar.update(len(line))
+                bar.update(len(record) + 1)
     if finish:
         pipeline.finish()
     return pipeline

@@ -73,12 +73,52 @@ def detection_json(labels: tuple[str, ...], rows: tuple[DetectionRow, ...]) -> l
     ]
 
 
+def interleaving_json(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """DESIGN §7: one row per window and ordered pair of rankers."""
+    return [
+        {
+            "window": row.window,
+            "ranker": row.ranker,
+            "opponent": row.opponent,
+            "lists": row.lists,
+            "wins": row.wins,
+            "losses": row.losses,
+            "ties": row.ties,
+            "preference": row.preference,
+            "stderr": row.stderr,
+        }
+        for row in snapshot.interleaving
+    ]
+
+
+def interleaving_detection_json(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """DESIGN §7 ``"detection"`` rows of the ``interleaving`` detector, one per ordered pair
+    (k does not apply; the credit is the implicit one; the pair is the segment)."""
+    return [
+        {
+            "detector": "interleaving",
+            "k": None,
+            "relevance": "implicit",
+            "segment": {"ranker": test.ranker, "opponent": test.opponent},
+            "statistic": test.statistic,
+            "threshold": test.threshold,
+            "alarm": test.alarm,
+            "first_alarm": test.first_alarm_ms,
+        }
+        for test in snapshot.interleaving_tests
+    ]
+
+
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
-    """``replay --output json``: the final windows, the intake accounting and, with detectors,
-    their rows."""
+    """``replay --output json``: the final windows and the intake accounting; with detectors,
+    their ``"detection"`` rows; with interleaved lists the ``"interleaving"`` rows and their
+    detector's ``"detection"`` rows too."""
     out = _snapshot_json(snapshot)
     if snapshot.detection:
         out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
+    if snapshot.interleaving or snapshot.interleaving_tests:
+        out["interleaving"] = interleaving_json(snapshot)
+        out["detection"] = [*out.get("detection", []), *interleaving_detection_json(snapshot)]
     return out
 
 

@@ -33,6 +33,18 @@ class SourceScore(NamedTuple):
     coverage: tuple[float, ...] | None = None  # judged coverage@k (judged source only)
 
 
+class Interleaved(NamedTuple):
+    """What interleaving credit needs of a list whose results name their team (DESIGN §10)."""
+
+    doc_ids: tuple[str, ...]
+    teams: tuple[str | None, ...]  # per position; None: a result without a team
+    clicked: frozenset[str]  # docs with at least one `click` interaction
+    grades: Mapping[str, float]  # implicit grade per interacted doc (DESIGN §3)
+    counted_before: bool = False  # re-read while rebuilding state: already counted since start
+    #: (ranker, opponent, outcome) of every ordered pair of teams shown (team names capped)
+    outcomes: tuple[tuple[str, str, str], ...] = ()
+
+
 class ScoredList(NamedTuple):
     request_id: str
     query_id: str
@@ -43,3 +55,4 @@ class ScoredList(NamedTuple):
     clicked: bool  # at least one `click` interaction
     first_click_rank: int | None  # 1-based rank of the top-most clicked result
     interacted: bool  # at least one interaction of any kind
+    interleaved: Interleaved | None = None  # set only for a list whose results name teams

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, repeat
 
 from streameval.config import EvaluationSettings
+from streameval.interleave.credit import TeamCap, list_outcomes
 from streameval.join.judgments import JudgmentStore
 from streameval.join.open_lists import OpenList
 from streameval.score import (
@@ -24,7 +25,15 @@ from streameval.score import (
     condensed,
     grades_in_rank_order,
 )
-from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
+from streameval.scored import (
+    IMPLICIT,
+    JUDGED,
+    NO_RELEVANCE,
+    SCORED,
+    Interleaved,
+    ScoredList,
+    SourceScore,
+)
 
 _EMPTY: dict[str, float] = {}
 
@@ -37,7 +46,9 @@ def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool)
     return grades_in_rank_order(doc_ids, grade_of)
 
 
-def _scored(lst: OpenList, sources: tuple[SourceScore, ...]) -> ScoredList:
+def _scored(
+    lst: OpenList, sources: tuple[SourceScore, ...], interleaved: Interleaved | None = None
+) -> ScoredList:
     return ScoredList(
         lst.request_id,
         lst.query_id,
@@ -48,7 +59,20 @@ def _scored(lst: OpenList, sources: tuple[SourceScore, ...]) -> ScoredList:
         lst.clicked,
         lst.first_click_rank,
         lst.interacted,
+        interleaved,
     )
+
+
+def _interleaved(
+    lst: OpenList, teams: tuple[str | None, ...], credit: str, cap: TeamCap
+) -> Interleaved:
+    """What interleaving needs of a list whose results name teams, with its outcomes per pair
+    (:mod:`streameval.interleave.credit`)."""
+    interleaved = Interleaved(
+        lst.doc_ids, teams, frozenset(lst.clicked_docs or ()), lst.grades or _EMPTY
+    )
+    outcomes = cap.outcomes(list_outcomes(interleaved, credit))
+    return interleaved._replace(counted_before=lst.counted_before, outcomes=outcomes)
 
 
 class ListScorer:
@@ -57,10 +81,12 @@ class ListScorer:
     __slots__ = (
         "_condensed",
         "_coverage_plan",
+        "_credit",
         "_ideal_pool",
         "_ks",
         "_no_interaction",
         "_scorer",
+        "_teams",
         "_unjudged",
         "_zero",
     )
@@ -77,6 +103,8 @@ class ListScorer:
         self._ideal_pool = settings.ideal == "pool"
         self._condensed = settings.unjudged == "condensed"
         self._zero = settings.no_relevance == "zero"
+        self._credit = settings.interleaving.credit
+        self._teams = TeamCap(settings.interleaving.max_teams)
         self._coverage_plan: dict[int, tuple[tuple[int, int], ...]] = {}
         # A list without interactions has every implicit grade 0, whatever its length: one
         # result for all of them (immutable, so it can be shared), scored once here.
@@ -94,7 +122,10 @@ class ListScorer:
             judged = early[1]  # scored when the watermark passed it; no judgment changed since
         else:
             judged = self._judged(lst, judgments, unique)
-        return _scored(lst, (self._implicit(lst, unique), judged))
+        interleaved = (
+            None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams)
+        )
+        return _scored(lst, (self._implicit(lst, unique), judged), interleaved)
 
     def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait

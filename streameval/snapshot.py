@@ -92,6 +92,61 @@ class CumulativeRow:
 
 
 @dataclass(frozen=True, slots=True)
+class InterleavingRow:
+    """Interleaving outcomes of one ordered pair of rankers over one window (DESIGN §10).
+
+    ``lists``: the window's lists where both were shown and a team earned credit (wins + losses
+    + ties); lists without credit are not in it (they are counted in the outcomes counter).
+    """
+
+    window: str
+    ranker: str
+    opponent: str
+    wins: int
+    losses: int
+    ties: int
+
+    @property
+    def lists(self) -> int:
+        return self.wins + self.losses + self.ties
+
+    @property
+    def preference(self) -> float | None:
+        """(wins − losses) / lists, in [−1, 1]: the mean of +1 (win), −1 (loss), 0 (tie)."""
+        n = self.lists
+        return (self.wins - self.losses) / n if n else None
+
+    @property
+    def stderr(self) -> float | None:
+        """Standard error of :attr:`preference` (sample standard deviation of the per-list
+        ±1/0 over √n, as for NDCG); None below 2 lists."""
+        n = self.lists
+        if n < 2:
+            return None
+        mean = (self.wins - self.losses) / n
+        var = (self.wins + self.losses - n * mean * mean) / (n - 1)
+        return math.sqrt(max(var, 0.0) / n)
+
+
+@dataclass(frozen=True, slots=True)
+class PairTestRow:
+    """The sequential test of one ordered pair (``detector = "interleaving"``): is ``ranker``
+    worse than ``opponent``? Since the first list of the pair, in event time."""
+
+    ranker: str
+    opponent: str
+    wins: int
+    losses: int
+    statistic: float  # log of the mixture likelihood ratio
+    threshold: float  # log(1 / alpha)
+    first_alarm_ms: int | None  # start of the bucket at which the alarm first held
+
+    @property
+    def alarm(self) -> bool:
+        return self.statistic >= self.threshold
+
+
+@dataclass(frozen=True, slots=True)
 class Intake:
     """Where every record read went.
 
@@ -163,6 +218,11 @@ class Snapshot:
     #: records behind the log end, by (topic, partition); empty outside the Kafka daemon
     consumer_lag: Mapping[tuple[str, int], int] = field(default_factory=dict)
     ready: bool = True
+    #: interleaving (DESIGN §10): window rows per ordered ranker pair, since-start outcomes by
+    #: (ranker, opponent, outcome), and the sequential test per ordered pair
+    interleaving: tuple[InterleavingRow, ...] = ()
+    interleaving_outcomes: Mapping[tuple[str, str, str], int] = field(default_factory=dict)
+    interleaving_tests: tuple[PairTestRow, ...] = ()
     #: state-topic records skipped as not ours (corrupt, foreign), since start
     state_records_invalid: int = 0
     #: records a re-read needed that retention had deleted, since start

@@ -18,7 +18,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="JSON-lines log, or - for stdin")
-    p.add_argument("--config", metavar="FILE", help="TOML configuration (evaluation section)")
+    p.add_argument(
+        "--config", metavar="FILE", help="TOML configuration (evaluation and input sections)"
+    )
     p.add_argument(
         "--output",
         choices=("table", "json", "lists"),
@@ -45,8 +47,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
     from streameval.detect import detectors_for, with_detection
+    from streameval.events.formats import Formats
     from streameval.pipeline import Pipeline
-    from streameval.replay import replay
+    from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
     from streameval.scored import ScoredList
 
@@ -58,10 +61,22 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(obj, separators=(",", ":")) + "\n")
 
     on_scored = print_list if args.output == "lists" else None
+    formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+    formats.check()
     detectors = detectors_for(settings)
-    consumers = () if detectors is None else (detectors,)
-    pipeline = Pipeline(settings.evaluation, on_scored=on_scored, consumers=consumers)
-    replay(pipeline, args.files, progress=args.progress, finish=not args.no_finish)
+    pipeline = Pipeline(
+        settings.evaluation,
+        on_scored=on_scored,
+        decoder_for=file_decoders(formats, args.files),
+        consumers=() if detectors is None else (detectors,),
+    )
+    replay(
+        pipeline,
+        args.files,
+        progress=args.progress,
+        finish=not args.no_finish,
+        formats=formats,
+    )
     snapshot = with_detection(pipeline.snapshot(), detectors)
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)

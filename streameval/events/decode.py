@@ -31,11 +31,14 @@ __all__ = [
     "Invalid",
     "InvalidReason",
     "decode",
+    "decode_native",
+    "decode_ubi",
     "dedup_key",
+    "safe_detail",
 ]
 
 InvalidReason = Literal[
-    "too_large", "bad_encoding", "bad_json", "schema", "unknown_type", "future_timestamp"
+    "too_large", "bad_encoding", "bad_json", "schema", "unknown_type", "future_timestamp", "mapping"
 ]
 
 INVALID_REASONS: Final[tuple[InvalidReason, ...]] = (
@@ -47,6 +50,9 @@ INVALID_REASONS: Final[tuple[InvalidReason, ...]] = (
     # dated after its Kafka record by more than max_future_skew (a wrong clock; the pipeline's
     # check, not the decoder's: it needs the record's timestamp)
     "future_timestamp",
+    # a record of a mapped format (DESIGN §11) whose field is missing or ill-typed; the
+    # ``Invalid.field`` names it
+    "mapping",
 )
 """Every ``Invalid.reason``, in a stable order (metric label values of
 ``streameval_invalid_events_total{reason}``)."""
@@ -67,13 +73,15 @@ _validate_json = EVENT_ADAPTER.validator.validate_json  # skips TypeAdapter's Py
 class Invalid:
     """Why one record was refused: ``reason`` (one of :data:`INVALID_REASONS`) and a short,
     log-safe ``detail`` (at most :data:`MAX_DETAIL_CHARS` printable characters, never the
-    record itself)."""
+    record itself). ``field``: for ``mapping``, the record's field (a JSON Pointer) that did not
+    map; ``""`` otherwise."""
 
     reason: InvalidReason
     detail: str
+    field: str = ""
 
 
-def _safe(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+def safe_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     """``text`` cut to ``limit`` characters, control characters escaped (no log injection)."""
     if len(text) > limit:
         text = text[: limit - 3] + "..."
@@ -93,7 +101,7 @@ def _describe(err: ValidationError) -> str:
     text = f"{where}: {first['msg']}" if where else first["msg"]
     if len(errors) > 1:
         text += f" (+{len(errors) - 1} more)"
-    return _safe(text)
+    return safe_detail(text)
 
 
 _NOT_AN_OBJECT = ("dict_type", "model_type", "model_attributes_type")
@@ -117,7 +125,7 @@ def _json_error(raw: bytes | str, err: ValidationError) -> Event | Invalid:
 
 def _unknown_type(err: ValidationError) -> Invalid:
     ctx = err.errors(include_url=False, include_input=False)[0].get("ctx") or {}
-    tag = _safe(str(ctx.get("tag", "?")), _MAX_TAG_CHARS)
+    tag = safe_detail(str(ctx.get("tag", "?")), _MAX_TAG_CHARS)
     return Invalid("unknown_type", f"unknown type {tag!r}")
 
 
@@ -126,14 +134,14 @@ def _decode_ubi(raw: bytes | str) -> Event | Invalid:
     try:
         return to_event(parse_ubi(raw))
     except NotAnInteraction as exc:
-        return Invalid("unknown_type", _safe(str(exc)))
+        return Invalid("unknown_type", safe_detail(str(exc)))
     except ValidationError as err:
         kind, _ = _first_error(err)
         if kind == "json_invalid":
             return _json_error(raw, err)
         return Invalid("schema", "ubi " + _describe(err))
     except ValueError as exc:
-        return Invalid("schema", _safe(f"ubi: {exc}"))
+        return Invalid("schema", safe_detail(f"ubi: {exc}"))
 
 
 def _refused(raw: bytes | str, err: ValidationError) -> Event | Invalid:
@@ -176,8 +184,37 @@ def decode(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invalid:
         return _unexpected(exc)
 
 
+def decode_native(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invalid:
+    """Like :func:`decode`, for a source declared native (``format = "native"``): a record
+    without ``type`` is ``schema`` invalid instead of being read as UBI. Never raises."""
+    try:
+        if len(raw) > max_bytes:
+            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+        return cast(Event, _validate_json(raw))
+    except ValidationError as err:
+        try:
+            if _first_error(err)[0] == "union_tag_not_found":
+                return Invalid("schema", 'no "type": a native event needs one')
+            return _refused(raw, err)
+        except Exception as exc:
+            return _unexpected(exc)
+    except Exception as exc:
+        return _unexpected(exc)
+
+
+def decode_ubi(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invalid:
+    """Like :func:`decode`, for a source declared UBI (``format = "ubi"``): every record is read
+    as a UBI query or event, whatever its fields. Never raises."""
+    try:
+        if len(raw) > max_bytes:
+            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+        return _decode_ubi(raw)
+    except Exception as exc:
+        return _unexpected(exc)
+
+
 def _unexpected(exc: Exception) -> Invalid:
-    return Invalid("schema", _safe(f"unexpected {type(exc).__name__} while decoding"))
+    return Invalid("schema", safe_detail(f"unexpected {type(exc).__name__} while decoding"))
 
 
 @dataclass(frozen=True, slots=True)

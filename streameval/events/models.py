@@ -23,11 +23,16 @@ Decisions beyond the table of DESIGN §2 (documented here, the contract for the 
   as a float); ``position`` is a JSON integer.
 - JSON ``null`` is read as "absent" for every optional field (``labels``: ``{}``, ``action``:
   ``"click"``, ``judge``: ``""``).
+- Interleaving (DESIGN §10): an object item may name the ranker that contributed it, as
+  ``"team"`` (native) or as Solr's ``"[interleaving]"`` field (an item of Solr's
+  ``response.docs``: ``{"id", "[interleaving]"}``). ``Impression.teams`` holds them per
+  position (``None`` for a result without a team), or is ``None`` when no result names one.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, NotRequired, Self, TypeAlias
 
@@ -41,6 +46,7 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import TypedDict  # pydantic needs it (not typing's) before 3.12
 
@@ -187,14 +193,65 @@ FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class ResultItem(TypedDict):
-    """One result given as an object: ``{"doc_id": ..., "score": ...}`` (score optional)."""
+    """One result given as an object: ``{"doc_id": ..., "score": ..., "team": ...}`` (score and
+    team optional; ``team``: the ranker of an interleaved list that contributed it)."""
 
     doc_id: Id
     score: NotRequired[FiniteFloat | None]
+    team: NotRequired[Id | None]
+
+
+#: One result as Solr writes it in ``response.docs`` with ``fl=id,score,[interleaving]``: the
+#: uniqueKey ``id`` and the model that contributed it (Solr LTR ``TeamDraftInterleaving``).
+SolrDoc = TypedDict(
+    "SolrDoc",
+    {"id": Id, "score": NotRequired[FiniteFloat | None], "[interleaving]": NotRequired[Id | None]},
+)
+
+
+class _TeamDoc(str):
+    """A doc id read from an object item that named its team (the team rides along until the
+    impression's own validator collects it: see :data:`_TEAMS_SEEN`)."""
+
+    team: str
+
+
+#: Set (per thread) when an object item with a team was read: the impression being validated
+#: then collects its teams. Plain-id lists, the common case, never call into Python for their
+#: items, so reading teams costs them one flag test. A flag left set by a record that failed
+#: validation later only costs the next impression a scan.
+class _Flag(threading.local):
+    flag = False  # a class default: a thread that never set it reads it without an exception
+
+
+_TEAMS_SEEN = _Flag()
+
+
+def _with_team(doc_id: str, team: str | None) -> str:
+    if team is None:
+        return doc_id
+    doc = _TeamDoc(doc_id)
+    doc.team = team
+    _TEAMS_SEEN.flag = True
+    return doc
 
 
 def _doc_id_of(item: ResultItem) -> str:
-    return item["doc_id"]
+    return _with_team(item["doc_id"], item.get("team"))
+
+
+def _solr_id_of(item: SolrDoc) -> str:
+    return _with_team(item["id"], item.get("[interleaving]"))
+
+
+def _collect_teams(
+    doc_ids: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[str | None, ...] | None]:
+    """(the plain doc ids, the team of each or None when none has one)."""
+    teams = tuple(getattr(doc, "team", None) for doc in doc_ids)
+    if all(team is None for team in teams):
+        return doc_ids, None
+    return tuple(map(str, doc_ids)), teams
 
 
 class _DocIdsSchema:
@@ -208,6 +265,9 @@ class _DocIdsSchema:
                 handler.generate_schema(Id),
                 core_schema.no_info_after_validator_function(
                     _doc_id_of, handler.generate_schema(ResultItem)
+                ),
+                core_schema.no_info_after_validator_function(
+                    _solr_id_of, handler.generate_schema(SolrDoc)
                 ),
             ],
             mode="left_to_right",
@@ -291,6 +351,11 @@ class Impression(BaseModel):
     query_id: QueryId = Field("", json_schema_extra=_drop_default)  # default: normalized query
     labels: NullableLabels = Field(default_factory=dict)
     event_id: Id | None = None
+    #: per position, the ranker that contributed the result (interleaving); None: no team
+    #: (filled from the object items of ``results``; an input key cannot set it)
+    teams: SkipJsonSchema[tuple[str | None, ...] | None] = Field(
+        None, validation_alias="\x00teams", exclude=True
+    )
 
     @model_validator(mode="after")
     def _defaults(self) -> Self:
@@ -298,6 +363,9 @@ class Impression(BaseModel):
             self.__dict__["query_id"] = query_id_from(self.query)
         if self.labels is None:  # null is read as {}
             self.__dict__["labels"] = {}
+        if _TEAMS_SEEN.flag:  # an item named its team
+            _TEAMS_SEEN.flag = False
+            self.__dict__["doc_ids"], self.__dict__["teams"] = _collect_teams(self.doc_ids)
         return self
 
 

@@ -28,7 +28,19 @@ Mapping, field by field:
   returned as ``unknown_type`` (the impression is the UBI query) rather than counted as a click.
 - ``timestamp``: RFC 3339 (no zone = UTC) or epoch milliseconds, like native events.
 - A UBI event without ``event_attributes.object.object_id`` is ``schema`` invalid: it does not
-  name a result, so it cannot be joined (searches, page views, ...).
+  name a result, so it cannot be joined (searches, page views, ...). ``object.id`` is read when
+  ``object_id`` is absent: the OpenSearch Search Relevance Workbench writes its A/B clicks so.
+
+Interleaving, as served by the Search Relevance Workbench (SRW, DESIGN §10): its team-draft A/B
+search (``POST _plugins/_search_relevance/ab_tests/{id}/_search``) answers
+``{"test_id", "interleaved", "hits": [{"_id", "_score", "_source", "_search_configuration_id"},
+...]}``, each hit naming the search configuration (team) it came from. That response, logged
+with the UBI request id and time the application gives it (``query_id``, ``timestamp``, and
+optionally ``user_query``, ``query_attributes``, ``application``), is a *UBI A/B query*: told
+apart by its ``hits`` and ``test_id``, read as an impression whose results are the hits' ``_id``
+in order with team ``_search_configuration_id`` and label ``ab_test_id``. Its clicks are UBI
+events as above (SRW's own click writer puts the doc in ``object.id``; the application must add
+the ``query_id`` of the search, as UBI requires of every event, or the click cannot be joined).
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ from __future__ import annotations
 from typing import Annotated, Any, cast
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -67,6 +80,7 @@ __all__ = [
     "APPLICATION_LABEL",
     "UBI_ADAPTER",
     "NotAnInteraction",
+    "UbiAbQuery",
     "UbiEvent",
     "UbiQuery",
     "UbiRecord",
@@ -122,6 +136,33 @@ class UbiQuery(BaseModel):
     timestamp: EventTime
 
 
+class SrwHit(BaseModel):
+    """One hit of an SRW A/B search response: the doc and the configuration that supplied it."""
+
+    model_config = _UBI_CONFIG
+
+    id: ObjectId = Field(alias="_id")
+    search_configuration_id: Id | None = Field(None, alias="_search_configuration_id")
+
+
+class UbiAbQuery(BaseModel):
+    """An SRW team-draft A/B search response logged with its UBI request id and time."""
+
+    model_config = _UBI_CONFIG
+
+    query_id: Id
+    test_id: Annotated[str, StringConstraints(max_length=MAX_LABEL_VALUE_CHARS)]
+    hits: Annotated[tuple[SrwHit, ...], Field(min_length=1, max_length=MAX_RESULTS)]
+    user_query: Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS)] | None = None
+    query_attributes: dict[str, Any] | None = None
+    application: Annotated[str, StringConstraints(max_length=MAX_LABEL_VALUE_CHARS)] | None = None
+    timestamp: EventTime
+
+
+#: the label an SRW A/B query carries its ``test_id`` in
+AB_TEST_LABEL = "ab_test_id"
+
+
 class UbiOrdinal(BaseModel):
     """UBI 1.0 wrote the ordinal as an object ``{"index": n}``."""
 
@@ -139,7 +180,7 @@ class UbiPosition(BaseModel):
 class UbiObject(BaseModel):
     model_config = _UBI_CONFIG
 
-    object_id: ObjectId
+    object_id: ObjectId = Field(validation_alias=AliasChoices("object_id", "id"))
 
 
 class UbiEventAttributes(BaseModel):
@@ -166,24 +207,28 @@ def _ubi_kind(value: Any) -> str | None:
     if isinstance(value, dict):
         if "query_response_hit_ids" in value:
             return "query"
+        if "hits" in value and "test_id" in value:
+            return "ab_query"
         if "action_name" in value:
             return "event"
     return None
 
 
 UbiRecord = Annotated[
-    Annotated[UbiQuery, Tag("query")] | Annotated[UbiEvent, Tag("event")],
+    Annotated[UbiQuery, Tag("query")]
+    | Annotated[UbiAbQuery, Tag("ab_query")]
+    | Annotated[UbiEvent, Tag("event")],
     Discriminator(
         _ubi_kind,
         custom_error_type="ubi_kind",
         custom_error_message=(
-            "record has no 'type' and is neither a UBI query (query_response_hit_ids) "
-            "nor a UBI event (action_name)"
+            "record has no 'type' and is neither a UBI query (query_response_hit_ids), "
+            "an SRW A/B query (hits, test_id) nor a UBI event (action_name)"
         ),
     ),
 ]
 
-UBI_ADAPTER: TypeAdapter[UbiQuery | UbiEvent] = TypeAdapter(UbiRecord)
+UBI_ADAPTER: TypeAdapter[UbiQuery | UbiAbQuery | UbiEvent] = TypeAdapter(UbiRecord)
 """Validates one UBI record (query or event) by its top-level keys; the exact rule."""
 
 _QUERY_ADAPTER = TypeAdapter(UbiQuery).validator
@@ -194,7 +239,7 @@ _QUERY_KEY = b'"query_response_hit_ids"'
 _ESCAPE = b"\\u"
 
 
-def parse_ubi(raw: bytes | str) -> UbiQuery | UbiEvent:
+def parse_ubi(raw: bytes | str) -> UbiQuery | UbiAbQuery | UbiEvent:
     """Validate one UBI record; raises ``pydantic.ValidationError`` when it is not one.
 
     Fast path: guess the kind from the bytes (is the key ``query_response_hit_ids`` written
@@ -207,7 +252,7 @@ def parse_ubi(raw: bytes | str) -> UbiQuery | UbiEvent:
     if _ESCAPE not in data:
         guess = _QUERY_ADAPTER if _QUERY_KEY in data else _EVENT_ADAPTER
         try:
-            return cast(UbiQuery | UbiEvent, guess.validate_json(raw))
+            return cast(UbiQuery | UbiAbQuery | UbiEvent, guess.validate_json(raw))
         except ValidationError:
             pass
     return UBI_ADAPTER.validate_json(raw)
@@ -259,7 +304,28 @@ class NotAnInteraction(ValueError):
     """A UBI event that records no user interaction with a result (``impression``)."""
 
 
-def to_event(record: UbiQuery | UbiEvent) -> Impression | Click:
+def _impression(
+    record: UbiQuery | UbiAbQuery, results: object, extra_labels: dict[str, str]
+) -> Impression:
+    """The impression a UBI query (or an SRW A/B query) stands for, with ``results``."""
+    labels = labels_from_attributes(record.query_attributes, record.application)
+    labels.update(extra_labels)
+    return cast(
+        Impression,
+        _IMPRESSION.validate_python(
+            {
+                "type": "impression",
+                "request_id": record.query_id,
+                "timestamp": record.timestamp,
+                "results": results,
+                "query": record.user_query,
+                "labels": labels,
+            }
+        ),
+    )
+
+
+def to_event(record: UbiQuery | UbiAbQuery | UbiEvent) -> Impression | Click:
     """Map a validated UBI record to the native event it stands for.
 
     The mapped event is validated by the native model too (from Python objects, in
@@ -269,19 +335,10 @@ def to_event(record: UbiQuery | UbiEvent) -> Impression | Click:
     ``Invalid`` values.
     """
     if isinstance(record, UbiQuery):
-        return cast(
-            Impression,
-            _IMPRESSION.validate_python(
-                {
-                    "type": "impression",
-                    "request_id": record.query_id,
-                    "timestamp": record.timestamp,
-                    "results": record.query_response_hit_ids,
-                    "query": record.user_query,
-                    "labels": labels_from_attributes(record.query_attributes, record.application),
-                }
-            ),
-        )
+        return _impression(record, record.query_response_hit_ids, {})
+    if isinstance(record, UbiAbQuery):
+        results = [{"doc_id": hit.id, "team": hit.search_configuration_id} for hit in record.hits]
+        return _impression(record, results, {AB_TEST_LABEL: record.test_id})
     action = record.action_name.lower()
     if action == "impression":
         raise NotAnInteraction("UBI 'impression' event: a result shown, not an interaction")

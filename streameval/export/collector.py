@@ -75,10 +75,23 @@ _HELP: dict[str, str] = {
     "reported as of this event time, in Unix seconds.",
     names.CONSUMER_LAG: "Records behind the end of the log, by topic and partition.",
     names.BUILD_INFO: "Always 1; the label carries the streameval version.",
-    names.REGRESSION_STATISTIC: "CUSUM statistic of the regression detector (log-likelihood "
-    "ratio of a drop of detection.min_relative_drop against none, accumulated per bucket).",
-    names.REGRESSION_THRESHOLD: "Threshold of the regression detector: the alarm holds while "
-    "the statistic is at or above it (log of the false-alarm period in buckets, Lorden 1971).",
+    names.INTERLEAVING_LISTS: "Interleaved lists in the window where both rankers were shown "
+    "and a team earned credit (wins + losses + ties).",
+    names.INTERLEAVING_WINS: "Of those lists, the ones where the ranker's results earned more "
+    "credit than the opponent's.",
+    names.INTERLEAVING_TIES: "Of those lists, the ones where both earned the same credit.",
+    names.INTERLEAVING_PREFERENCE: "(wins - losses) / lists, in [-1, 1]: above 0 the ranker is "
+    "preferred to the opponent.",
+    names.INTERLEAVING_PREFERENCE_STDERR: "Standard error of streameval_interleaving_preference "
+    "(95% band = preference +/- 1.96 * stderr); omitted below 2 lists.",
+    names.INTERLEAVING_OUTCOMES_TOTAL: "Interleaved lists since start by ranker, opponent and "
+    "outcome (win, loss, tie, no_click).",
+    names.REGRESSION_STATISTIC: "Sequential detector statistic: vs_control and vs_baseline, "
+    "the CUSUM of the log-likelihood ratio of a drop of detection.min_relative_drop against "
+    "none, per bucket; interleaving, the log of the mixture likelihood ratio that the ranker "
+    "is worse than the opponent.",
+    names.REGRESSION_THRESHOLD: "The statistic's alarm threshold (vs_control, vs_baseline: "
+    "log of the false-alarm period in buckets, Lorden 1971; interleaving: log(1/alpha)).",
     names.REGRESSION_ALARM: "1 while the regression detector's statistic is at or beyond its "
     "threshold, else 0.",
     names.REGRESSION_SHIFT: "Estimated shift of NDCG@k behind the detector (negative = a drop; "
@@ -115,6 +128,11 @@ _GAUGES: tuple[str, ...] = (
     names.HORIZON,
     names.CONSUMER_LAG,
     names.BUILD_INFO,
+    names.INTERLEAVING_LISTS,
+    names.INTERLEAVING_WINS,
+    names.INTERLEAVING_TIES,
+    names.INTERLEAVING_PREFERENCE,
+    names.INTERLEAVING_PREFERENCE_STDERR,
     names.REGRESSION_STATISTIC,
     names.REGRESSION_THRESHOLD,
     names.REGRESSION_ALARM,
@@ -132,6 +150,7 @@ _COUNTERS: tuple[str, ...] = (
     names.LATE_EVENTS_TOTAL,
     names.DUPLICATE_EVENTS_TOTAL,
     names.UNMATCHED_CLICKS_TOTAL,
+    names.INTERLEAVING_OUTCOMES_TOTAL,
     names.STATE_RECORDS_INVALID_TOTAL,
     names.REREAD_RECORDS_DELETED_TOTAL,
     names.FORGOTTEN_IDS_TOTAL,
@@ -205,6 +224,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_cumulative_families(snapshot))
     families.extend(_intake_families(snapshot))
     families.extend(_state_families(snapshot, version))
+    families.extend(_interleaving_families(snapshot))
     families.extend(_detection_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
@@ -344,27 +364,63 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
 
 
 def _detection_families(snapshot: Snapshot) -> list[Metric]:
-    labels = [*names.DETECTION_LABELS, *snapshot.segment_labels]
-    statistic = _gauge(names.REGRESSION_STATISTIC, labels)
-    threshold = _gauge(names.REGRESSION_THRESHOLD, labels)
-    alarm = _gauge(names.REGRESSION_ALARM, labels)
-    shift = _gauge(names.REGRESSION_SHIFT, labels)
-    stderr = _gauge(names.REGRESSION_SHIFT_STDERR, labels)
-    first = _gauge(names.REGRESSION_FIRST_ALARM, labels)
+    """DESIGN §9: every detector's state, one family per name. The NDCG detectors
+    (``vs_control``, ``vs_baseline``) label by detector, k, relevance and the segment labels;
+    the ``interleaving`` detector by detector, ranker and opponent (a family's samples may
+    carry different label names)."""
+    statistic = _gauge(names.REGRESSION_STATISTIC)
+    threshold = _gauge(names.REGRESSION_THRESHOLD)
+    alarm = _gauge(names.REGRESSION_ALARM)
+    shift = _gauge(names.REGRESSION_SHIFT)
+    stderr = _gauge(names.REGRESSION_SHIFT_STDERR)
+    first = _gauge(names.REGRESSION_FIRST_ALARM)
+    seg = snapshot.segment_labels
     for row in snapshot.detection:
-        values = [
-            row.detector,
-            str(row.k),
-            row.relevance,
-            *_segment_values(row.segment, snapshot.segment_labels, "detection"),
-        ]
-        statistic.add_metric(values, row.statistic)
-        threshold.add_metric(values, row.threshold)
-        alarm.add_metric(values, 1.0 if row.alarm else 0.0)
+        values = _segment_values(row.segment, seg, "detection")
+        labels = {"detector": row.detector, "k": str(row.k), "relevance": row.relevance}
+        labels.update(zip(seg, values, strict=True))
+        statistic.add_sample(names.REGRESSION_STATISTIC, labels, row.statistic)
+        threshold.add_sample(names.REGRESSION_THRESHOLD, labels, row.threshold)
+        alarm.add_sample(names.REGRESSION_ALARM, labels, 1.0 if row.alarm else 0.0)
         if row.shift is not None:
-            shift.add_metric(values, row.shift)
+            shift.add_sample(names.REGRESSION_SHIFT, labels, row.shift)
         if row.shift_stderr is not None:
-            stderr.add_metric(values, row.shift_stderr)
+            stderr.add_sample(names.REGRESSION_SHIFT_STDERR, labels, row.shift_stderr)
         if row.first_alarm_ms is not None:
-            first.add_metric(values, _seconds(row.first_alarm_ms))
+            first.add_sample(names.REGRESSION_FIRST_ALARM, labels, _seconds(row.first_alarm_ms))
+    for test in snapshot.interleaving_tests:
+        pair = {
+            "detector": names.INTERLEAVING_DETECTOR,
+            "ranker": test.ranker,
+            "opponent": test.opponent,
+        }
+        statistic.add_sample(names.REGRESSION_STATISTIC, pair, test.statistic)
+        threshold.add_sample(names.REGRESSION_THRESHOLD, pair, test.threshold)
+        alarm.add_sample(names.REGRESSION_ALARM, pair, 1.0 if test.alarm else 0.0)
     return [statistic, threshold, alarm, shift, stderr, first]
+
+
+def _interleaving_families(snapshot: Snapshot) -> list[Metric]:
+    """DESIGN §10: the window figures per ordered ranker pair and the outcomes counter (the
+    ``interleaving`` detector's state is in :func:`_detection_families`)."""
+    labels = list(names.INTERLEAVING_LABELS)
+    lists = _gauge(names.INTERLEAVING_LISTS, labels)
+    wins = _gauge(names.INTERLEAVING_WINS, labels)
+    ties = _gauge(names.INTERLEAVING_TIES, labels)
+    preference = _gauge(names.INTERLEAVING_PREFERENCE, labels)
+    stderr = _gauge(names.INTERLEAVING_PREFERENCE_STDERR, labels)
+    for row in snapshot.interleaving:
+        values = [row.window, row.ranker, row.opponent]
+        lists.add_metric(values, row.lists)
+        wins.add_metric(values, row.wins)
+        ties.add_metric(values, row.ties)
+        pref = row.preference
+        if pref is not None:
+            preference.add_metric(values, pref)
+        err = row.stderr
+        if err is not None:
+            stderr.add_metric(values, err)
+    outcomes = _counter(names.INTERLEAVING_OUTCOMES_TOTAL, ["ranker", "opponent", "outcome"])
+    for (ranker, opponent, outcome), count in sorted(snapshot.interleaving_outcomes.items()):
+        outcomes.add_metric([ranker, opponent, outcome], count)
+    return [lists, wins, ties, preference, stderr, outcomes]

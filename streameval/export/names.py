@@ -51,7 +51,16 @@ REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
 # extension: remembered identities forgotten over their caps before their time; label: kind
 FORGOTTEN_IDS_TOTAL = "streameval_forgotten_ids_total"
 
-# Regression detectors (gauges, DESIGN §9), labels: detector, k, relevance, + segment labels
+# Interleaving (DESIGN §10), gauges, labels: window, ranker, opponent
+INTERLEAVING_LISTS = "streameval_interleaving_lists"
+INTERLEAVING_WINS = "streameval_interleaving_wins"
+INTERLEAVING_TIES = "streameval_interleaving_ties"
+INTERLEAVING_PREFERENCE = "streameval_interleaving_preference"
+INTERLEAVING_PREFERENCE_STDERR = "streameval_interleaving_preference_stderr"
+# counter, labels: ranker, opponent, outcome (win | loss | tie | no_click)
+INTERLEAVING_OUTCOMES_TOTAL = "streameval_interleaving_outcomes_total"
+# Regression detection (DESIGN §9), gauges. Labels: detector, k, relevance + the segment labels
+# (vs_control, vs_baseline); detector, ranker, opponent (the interleaving detector)
 REGRESSION_STATISTIC = "streameval_regression_statistic"
 REGRESSION_THRESHOLD = "streameval_regression_threshold"
 REGRESSION_ALARM = "streameval_regression_alarm"
@@ -59,6 +68,8 @@ REGRESSION_SHIFT = "streameval_regression_shift"  # extension: estimated shift o
 REGRESSION_SHIFT_STDERR = "streameval_regression_shift_stderr"  # extension: its standard error
 #: extension: event time (Unix seconds) of the bucket at which the alarm first held
 REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
+INTERLEAVING_DETECTOR = "interleaving"
+INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
 WINDOW_LABELS = ("k", "window", "relevance")
 DETECTION_LABELS = ("detector", "k", "relevance")
@@ -93,12 +104,18 @@ ALL: frozenset[str] = frozenset(
         HORIZON,
         CONSUMER_LAG,
         BUILD_INFO,
-        STATE_RECORDS_INVALID_TOTAL,
-        REREAD_RECORDS_DELETED_TOTAL,
-        FORGOTTEN_IDS_TOTAL,
+        INTERLEAVING_LISTS,
+        INTERLEAVING_WINS,
+        INTERLEAVING_TIES,
+        INTERLEAVING_PREFERENCE,
+        INTERLEAVING_PREFERENCE_STDERR,
+        INTERLEAVING_OUTCOMES_TOTAL,
         REGRESSION_STATISTIC,
         REGRESSION_THRESHOLD,
         REGRESSION_ALARM,
+        STATE_RECORDS_INVALID_TOTAL,
+        REREAD_RECORDS_DELETED_TOTAL,
+        FORGOTTEN_IDS_TOTAL,
         REGRESSION_SHIFT,
         REGRESSION_SHIFT_STDERR,
         REGRESSION_FIRST_ALARM,

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from streameval.export.history import History
+from streameval.report import interleaving_json
 from streameval.snapshot import Segment, Snapshot
 
 #: z of a two-sided 95 % normal confidence interval.
@@ -127,8 +128,36 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
             }
             for row in snapshot.detection
         ],
+        "interleaving": interleaving_payload(snapshot),
         "history": history.to_json(),
     }
+
+
+def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The ``"interleaving"`` rows of ``replay --output json`` (preference per window and
+    ordered ranker pair), each with its 95 % band (clipped to [−1, 1]) and the state of that
+    pair's ``interleaving`` detector (DESIGN §10)."""
+    tests = {(t.ranker, t.opponent): t for t in snapshot.interleaving_tests}
+    out = []
+    for entry in interleaving_json(snapshot):
+        preference, stderr = _num(entry["preference"]), _num(entry["stderr"])
+        low = high = None
+        if preference is not None and stderr is not None:
+            low, high = max(-1.0, preference - Z95 * stderr), min(1.0, preference + Z95 * stderr)
+        test = tests.get((entry["ranker"], entry["opponent"]))
+        out.append(
+            {
+                **entry,
+                "preference": preference,
+                "stderr": stderr,
+                "low": low,
+                "high": high,
+                "alarm": bool(test and test.alarm),
+                "statistic": None if test is None else _num(test.statistic),
+                "threshold": None if test is None else _num(test.threshold),
+            }
+        )
+    return out
 
 
 def status_source(source: Callable[[], Snapshot], history: History) -> Callable[[], dict[str, Any]]:

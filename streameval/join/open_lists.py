@@ -23,6 +23,10 @@ from streameval.join.pending import PendingClicks
 from streameval.scored import SourceScore
 from streameval.snapshot import Segment
 
+#: the segment label an interleaved list without a ``ranker`` label is scored under, and its value
+INTERLEAVED_LABEL = "ranker"
+INTERLEAVED = "interleaved"
+
 
 class Outcome(Enum):
     """Where one record ended up (DESIGN §5 intake accounting)."""
@@ -55,6 +59,7 @@ class OpenList:
 
     __slots__ = (
         "clicked",
+        "clicked_docs",
         "counted_before",
         "doc_ids",
         "early",
@@ -66,6 +71,7 @@ class OpenList:
         "request_id",
         "segment",
         "source",
+        "teams",
         "timestamp",
     )
 
@@ -86,6 +92,9 @@ class OpenList:
         self.interaction_keys: set[str | bytes] | None = None  # for de-duplication
         self.clicked = False
         self.first_click_rank: int | None = None
+        #: interleaving: the team of each position, and the docs with a `click` (kept only then)
+        self.teams: tuple[str | None, ...] | None = impression.teams
+        self.clicked_docs: set[str] | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
         #: its judged score taken when the watermark passed the impression, with the judgment
@@ -108,6 +117,10 @@ class OpenList:
         grades[click.doc_id] = max(grade, grades.get(click.doc_id, grade))  # a doc takes its best
         if click.action == "click":
             self.clicked = True
+            if self.teams is not None:
+                if self.clicked_docs is None:
+                    self.clicked_docs = set()
+                self.clicked_docs.add(click.doc_id)
             rank: int | None
             try:
                 rank = self.doc_ids.index(click.doc_id) + 1
@@ -172,7 +185,11 @@ class Joiner:
             return Outcome.DUPLICATE, []
         if watermark is not None and impression.timestamp < watermark:
             return Outcome.LATE, []
-        lst = OpenList(impression, self._segment_of(impression.labels), counted_before, source)
+        labels = impression.labels
+        if impression.teams is not None and INTERLEAVED_LABEL not in labels:
+            # an interleaved list is scored under its own segment (DESIGN §10)
+            labels = {**labels, INTERLEAVED_LABEL: INTERLEAVED}
+        lst = OpenList(impression, self._segment_of(labels), counted_before, source)
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))

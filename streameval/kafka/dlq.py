@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 REASON_HEADER = "streameval.reason"
 SOURCE_HEADER = "streameval.source"
 TRUNCATED_HEADER = "streameval.truncated"
+#: for a record of a mapped format that did not map: the record's field (a JSON Pointer)
+FIELD_HEADER = "streameval.field"
 
 #: key + value + headers of one dead letter at most: under both kafka-python's default
 #: ``max_request_size`` (1,048,576) and the broker's default ``message.max.bytes`` (1,048,588),
@@ -39,13 +41,20 @@ MAX_DEAD_LETTER_BYTES = 1_000_000
 MAX_TRUNCATED_KEY_BYTES = 1024
 
 
-def dead_letter_headers(record: RawRecord, reason: str) -> list[tuple[str, bytes]]:
-    """The original headers (a null value as empty), then the reason and the source."""
+def dead_letter_headers(record: RawRecord, reason: str, field: str = "") -> list[tuple[str, bytes]]:
+    """The original headers (a null value as empty), then the reason, the source, and the field
+    that did not map (when there is one)."""
     return [
         *((name, value or b"") for name, value in record.headers),
-        (REASON_HEADER, reason.encode()),
-        (SOURCE_HEADER, record.source.encode()),
+        *_own_headers(record, reason, field),
     ]
+
+
+def _own_headers(record: RawRecord, reason: str, field: str) -> list[tuple[str, bytes]]:
+    own = [(REASON_HEADER, reason.encode()), (SOURCE_HEADER, record.source.encode())]
+    if field:
+        own.append((FIELD_HEADER, field.encode()[:MAX_TRUNCATED_KEY_BYTES]))
+    return own
 
 
 def _size(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]) -> int:
@@ -57,23 +66,19 @@ def _size(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes
 
 
 def dead_letter(
-    record: RawRecord, reason: str
+    record: RawRecord, reason: str, field: str = ""
 ) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
     """(key, value, headers) of the dead letter of ``record``: the record itself when it fits
     in :data:`MAX_DEAD_LETTER_BYTES`, else cut to fit (see the module's doc)."""
     key, value = record.key, record.value
-    headers = dead_letter_headers(record, reason)
+    headers = dead_letter_headers(record, reason, field)
     if _size(key, value, headers) <= MAX_DEAD_LETTER_BYTES:
         if key is None and value is None:
             value = b""  # the producer refuses a record with neither
         return key, value, headers
     original = len(value or b"")
     key = None if key is None else key[:MAX_TRUNCATED_KEY_BYTES]
-    headers = [
-        (REASON_HEADER, reason.encode()),
-        (SOURCE_HEADER, record.source.encode()),
-        (TRUNCATED_HEADER, str(original).encode()),
-    ]
+    headers = [*_own_headers(record, reason, field), (TRUNCATED_HEADER, str(original).encode())]
     room = MAX_DEAD_LETTER_BYTES - _size(key, None, headers)
     return key, (value or b"")[: max(0, room)], headers
 
@@ -110,11 +115,12 @@ class DeadLetterSink:
         """Dead letters the broker did not take (known once they completed, e.g. after flush)."""
         return self._failed
 
-    def send(self, record: RawRecord, reason: str) -> None:
-        """Queues ``record`` for the dead-letter topic with ``reason``; no-op when disabled."""
+    def send(self, record: RawRecord, reason: str, field: str = "") -> None:
+        """Queues ``record`` for the dead-letter topic with ``reason`` (and the ``field`` that
+        did not map, if any); no-op when disabled."""
         if self._producer is None:
             return
-        key, value, headers = dead_letter(record, reason)
+        key, value, headers = dead_letter(record, reason, field)
         try:
             future = self._producer.send(self.topic, value=value, key=key, headers=headers)
         except (KafkaError, ValueError, TypeError) as error:  # refused before it was queued

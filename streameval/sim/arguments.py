@@ -102,6 +102,13 @@ def add_traffic_arguments(
         f"probability; default {base.regression_size:g})",
     )
     g.add_argument(
+        "--interleaving",
+        action="store_true",
+        help="serve every request one team-draft interleaved page of control and treatment "
+        "(each result naming its ranker as its team) instead of an A/B split: the same click "
+        "model and the same regression; scored as interleaving (DESIGN §10)",
+    )
+    g.add_argument(
         "--noise",
         type=share,
         default=0.0,
@@ -129,4 +136,5 @@ def sim_config(args: argparse.Namespace) -> SimConfig:
         regression_at_ms=args.regression_at,
         regression_size=args.regression_size,
         noise_share=args.noise,
+        interleaving=getattr(args, "interleaving", False),
     )

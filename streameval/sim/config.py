@@ -105,6 +105,15 @@ class SimConfig:
     rater_noise: float = 0.1
     raters: int = 5
 
+    # --- interleaving (DESIGN §10) ---
+    #: serve every request one team-draft interleaved page of control and treatment (each
+    #: result naming its ranker as its ``team``) instead of splitting requests between the arms;
+    #: the same click model and the same regression (of the treatment's own ranking)
+    interleaving: bool = False
+    #: with ``interleaving``, the share of requests served interleaved; the rest are split
+    #: between the arms as without it (a team trying interleaving on part of its traffic)
+    interleaving_share: float = 1.0
+
     # --- noise records, for demos of the intake accounting ---
     #: probability, per impression or click, of an extra noise record after it: half exact
     #: duplicates, half truncated (invalid JSON) records
@@ -136,6 +145,7 @@ class SimConfig:
             "noise_share",
             "daily_amplitude",
             "daily_phase",
+            "interleaving_share",
         ):
             _probability(name, getattr(self, name))
         for name in ("click_given_grade", "purchase_given_grade"):

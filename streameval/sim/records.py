@@ -38,7 +38,11 @@ def impression(
     query: str,
     doc_ids: Sequence[str],
     labels: Mapping[str, str],
+    teams: Sequence[str] | None = None,
 ) -> bytes:
+    results: list[Any] = list(doc_ids)
+    if teams is not None:  # interleaved: each result names the ranker that contributed it
+        results = [{"doc_id": d, "team": t} for d, t in zip(doc_ids, teams, strict=True)]
     return _dumps(
         {
             "type": "impression",
@@ -47,7 +51,7 @@ def impression(
             "timestamp": time_ms,
             "query": query,
             "query_id": query_id,
-            "results": list(doc_ids),
+            "results": results,
             "labels": dict(labels),
         }
     )

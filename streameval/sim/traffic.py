@@ -7,7 +7,8 @@ traffic). Records come out in non-decreasing event time:
 1. at ``start_ms``, the judgments of ``judged_share`` of every query's candidates;
 2. impressions, Poisson at ``rate`` per event second, each for a Zipf-drawn query, served by the
    control or the treatment ranker (``treatment_share`` of requests), degraded after
-   ``regression_at_ms`` when served by the treatment;
+   ``regression_at_ms`` when served by the treatment; with ``interleaving``, every request is
+   served one team-draft interleaved page of both rankings instead (arm ``interleaved``);
 3. their interactions (click, dwell, add_to_cart, purchase), seconds to minutes later;
 4. a trickle of judgments of pairs not judged yet (``judgment_rate`` per event second);
 5. optionally noise records (duplicates, invalid JSON) right after an impression or click.
@@ -26,13 +27,15 @@ import random
 from collections.abc import Iterator
 
 from streameval.sim import records
-from streameval.sim.behaviour import degrade, interactions, rank
+from streameval.sim.behaviour import Shown, degrade, interactions, rank
 from streameval.sim.catalogue import Catalogue, build_catalogue
 from streameval.sim.config import GRADES, SimConfig
+from streameval.sim.interleaving import team_draft
 from streameval.sim.records import SimRecord
 
 CONTROL = "control"
 TREATMENT = "treatment"
+INTERLEAVED = "interleaved"
 
 
 def _rng(config: SimConfig, stream: str) -> random.Random:
@@ -150,10 +153,12 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     labels = {
         CONTROL: {"ranker": config.control.name, "arm": CONTROL},
         TREATMENT: {"ranker": config.treatment.name, "arm": TREATMENT},
+        INTERLEAVED: {"arm": INTERLEAVED},
     }
     if config.single_ranker:
         labels[CONTROL] = {"ranker": config.control.name}
     mix = DailyMix(catalogue, config, start_ms) if config.daily_amplitude > 0 else None
+    drafts = _rng(config, "interleaving")
     pending: list[tuple[int, int, SimRecord]] = []  # (time, sequence, record): a min-heap
     seq = 0
     imp_t = _next(float(start_ms), config.rate, arrivals)
@@ -173,12 +178,11 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
         imp_t = _next(imp_t, config.rate, arrivals)
         q = catalogue.pick(arrivals.random()) if mix is None else mix.pick(t, arrivals)
         arm = _arm(config, arrivals)
-        ranker = config.treatment if arm == TREATMENT else config.control
         query = catalogue.queries[q]
-        shown = rank(query, ranker.noise, config.page_size, rankers)
-        regressed_arm = CONTROL if config.single_ranker else TREATMENT
-        if arm == regressed_arm and now >= regress_from:
-            shown = degrade(shown, config.regression_size, q, catalogue, regression)
+        arm, shown, teams = _serve(
+            config, catalogue, q, arm, regressed=now >= regress_from,
+            rankers=rankers, regression=regression, drafts=drafts,
+        )  # fmt: skip
         request_id = f"{prefix}-{n:08d}"
         n += 1
         raw = records.impression(
@@ -188,6 +192,7 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
             query=query.text,
             doc_ids=shown.doc_ids,
             labels=labels[arm],
+            teams=teams,
         )
         yield SimRecord(now, "impression", request_id, raw)
         for j, act in enumerate(interactions(shown, config, clicks)):
@@ -212,6 +217,44 @@ def _arm(config: SimConfig, rng: random.Random) -> str:
     if config.single_ranker:
         return CONTROL
     return TREATMENT if rng.random() < config.treatment_share else CONTROL
+
+
+def _serve(
+    config: SimConfig,
+    catalogue: Catalogue,
+    q: int,
+    arm: str,
+    *,
+    regressed: bool,
+    rankers: random.Random,
+    regression: random.Random,
+    drafts: random.Random,
+) -> tuple[str, Shown, tuple[str, ...] | None]:
+    """The page served for query ``q``: (arm, page, team per result or None).
+
+    A/B split: the arm's ranking (the treatment's degraded once regressed; with
+    ``single_ranker``, the one ranker's). Interleaving: one team-draft page of both rankings, the
+    treatment's degraded exactly as its own page would be.
+    """
+    query = catalogue.queries[q]
+    if (
+        config.single_ranker
+        or not config.interleaving
+        or (config.interleaving_share < 1.0 and drafts.random() >= config.interleaving_share)
+    ):
+        ranker = config.treatment if arm == TREATMENT else config.control
+        shown = rank(query, ranker.noise, config.page_size, rankers)
+        regressed_arm = CONTROL if config.single_ranker else TREATMENT
+        if arm == regressed_arm and regressed:
+            shown = degrade(shown, config.regression_size, q, catalogue, regression)
+        return arm, shown, None
+    control = rank(query, config.control.noise, config.page_size, rankers)
+    treatment = rank(query, config.treatment.noise, config.page_size, rankers)
+    if regressed:
+        treatment = degrade(treatment, config.regression_size, q, catalogue, regression)
+    names = (config.control.name, config.treatment.name)
+    shown, teams = team_draft(control, treatment, names, config.page_size, drafts)
+    return INTERLEAVED, shown, teams
 
 
 def _with_noise(

@@ -78,6 +78,8 @@ def encode_bucket(bucket: Bucket) -> bytes:
         "c": [[rel, list(seg), list(ks), acc] for (rel, seg, ks), acc in bucket.coverage.items()],
         "e": [[list(seg), acc] for seg, acc in bucket.engagement.items()],
     }
+    if bucket.interleaving:  # interleaved lists (DESIGN §10): [ranker, opponent, counts]
+        data["i"] = [[r, o, acc] for (r, o), acc in bucket.interleaving.items()]
     return json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
 
 
@@ -103,6 +105,11 @@ def decode_bucket(raw: bytes) -> Bucket | BadState:
             if len(values) != 5:
                 raise ValueError("engagement needs five values")
             bucket.engagement[_segment(seg)] = values
+        for ranker, opponent, acc in _list(data.get("i", [])):
+            counts = [_int(v) for v in _list(acc)]
+            if len(counts) != 4 or min(counts) < 0:
+                raise ValueError("interleaving needs four counts")
+            bucket.interleaving[_str(ranker), _str(opponent)] = counts
     except (ValueError, TypeError):
         return BadState("malformed bucket")
     return bucket

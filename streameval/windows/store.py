@@ -29,7 +29,7 @@ class Bucket:
     instead of one per k. A cutoff whose count is 0 has no value in the bucket.
     """
 
-    __slots__ = ("coverage", "engagement", "ndcg")
+    __slots__ = ("coverage", "engagement", "interleaving", "ndcg")
 
     def __init__(self) -> None:
         self.ndcg: dict[_SourceKey, list[float]] = {}
@@ -37,6 +37,9 @@ class Bucket:
         # per segment: lists, clicked lists, reciprocal-rank sum, its sum of squares,
         # zero-interaction lists
         self.engagement: dict[Segment, list[float]] = {}
+        # interleaved lists (DESIGN §10), per ordered pair (ranker, opponent): wins, losses,
+        # ties, no_click; kept here so the window state changelog persists them too
+        self.interleaving: dict[tuple[str, str], list[int]] = {}
 
     def fold(self, scored: ScoredList) -> None:
         """Add one finalized list."""
@@ -57,6 +60,8 @@ class Bucket:
         eng[3] += rr * rr
         if not scored.interacted:
             eng[4] += 1
+        if scored.interleaved is not None:
+            fold_outcomes(self.interleaving, scored.interleaved.outcomes)
 
     def merge(self, other: Bucket) -> None:
         """Add another bucket's statistics (e.g. one loaded from the state topic)."""
@@ -75,6 +80,25 @@ class Bucket:
             else:
                 for i, v in enumerate(e):
                     total[i] += v
+        for pair, counts in other.interleaving.items():
+            pair_total = self.interleaving.setdefault(pair, [0, 0, 0, 0])
+            for i, v in enumerate(counts):
+                pair_total[i] += v
+
+
+#: the index of each interleaving outcome in a pair's counts
+OUTCOME_INDEX = {"win": 0, "loss": 1, "tie": 2, "no_click": 3}
+
+
+def fold_outcomes(
+    table: dict[tuple[str, str], list[int]], outcomes: Sequence[tuple[str, str, str]]
+) -> None:
+    """Count one list's interleaving outcomes, per ordered pair."""
+    for ranker, opponent, outcome in outcomes:
+        acc = table.get((ranker, opponent))
+        if acc is None:
+            acc = table[ranker, opponent] = [0, 0, 0, 0]
+        acc[OUTCOME_INDEX[outcome]] += 1
 
 
 def _fold(

@@ -98,6 +98,7 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
         "StreamevalHorizonStalled",
         "StreamevalConsumerLagGrowing",
         "StreamevalInvalidRecordsHigh",
+        "StreamevalInterleavingRankerWorse",
     }
     for alert in alerts:
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}, alert["alert"]

@@ -196,7 +196,17 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     prometheus_or_skip()
     tmp = tmp_path_factory.mktemp("prometheus")
     settings = load_settings()
-    sim = SimConfig(rate=20.0, queries=300, candidates=20, noise_share=0.02, seed=2)
+    # a third of the requests interleaved (DESIGN §10), the rest an A/B split: every family the
+    # rules and the dashboard name has samples
+    sim = SimConfig(
+        rate=20.0,
+        queries=300,
+        candidates=20,
+        noise_share=0.02,
+        seed=2,
+        interleaving=True,
+        interleaving_share=1 / 3,
+    )
     now_ms = int(time.time() * 1000)
     start_ms = now_ms - now_ms % settings.evaluation.bucket - WARM_MS
     demo = Demo(settings, sim, start_ms=start_ms)
@@ -415,8 +425,8 @@ def test_recorded_ndcg_equals_the_daemon_figures(live: Live) -> None:
     selector = f'{{job="streameval", instance="{live.target}"}}'
     own = _by_labels(live.query(names.NDCG + selector), keys)
     recorded = _by_labels(live.query('segment:streameval_ndcg:mean{job="streameval"}'), keys)
-    # every (k, window, relevance) for both arms
-    assert len(own) == 4 * 3 * 2 * 2
+    # every (k, window, relevance) for both arms and the interleaved lists' own segment
+    assert len(own) == 4 * 3 * 2 * 3
     assert set(recorded) == set(own)
     for labels, value in own.items():
         assert abs(recorded[labels] - value) <= TOLERANCE, (labels, recorded[labels], value)

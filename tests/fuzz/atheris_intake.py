@@ -1,6 +1,8 @@
 """Coverage-guided fuzzing of the intake (atheris, libFuzzer): every input goes through the
-decoder and a long-lived Pipeline; a crash is any exception, an Invalid with an unknown reason or
-an over-long detail, or a broken accounting identity.
+decoder and a long-lived Pipeline, and through the same two for a mapped format (the README's
+Segment-like mapping, tests/fixtures/input/segment.toml: the input as its JSON, and as the Avro
+payload of a wire-format record under its schema); a crash is any exception, an Invalid with an
+unknown reason, an over-long detail or field, or a broken accounting identity.
 
 Run by tests/unit/test_fuzz_atheris.py; by hand (an empty CORPUS_DIR works, seeds help):
     .venv/bin/python tests/fuzz/atheris_intake.py CORPUS_DIR -runs=1000000 \
@@ -10,37 +12,68 @@ Run by tests/unit/test_fuzz_atheris.py; by hand (an empty CORPUS_DIR works, seed
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import atheris
 
 with atheris.instrument_imports(include=["streameval"]):
-    from streameval.config import EvaluationSettings
+    from streameval.config import EvaluationSettings, load_settings
+    from streameval.events.avro import AvroDecoder, SchemaStore, wire_format
     from streameval.events.decode import INVALID_REASONS, MAX_DETAIL_CHARS, Invalid, decode
+    from streameval.events.formats import Formats
+    from streameval.events.mapping import MappedJsonDecoder
     from streameval.pipeline import Pipeline
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "input"
 
 MAX_BYTES = 4096
 #: the record timestamp handed to offer: inputs alternate with and without one
 RECORD_MS = 1_767_225_600_000
 
-_pipeline = Pipeline(EvaluationSettings(max_record_bytes=MAX_BYTES, max_open_lists=10_000))
+_EVALUATION = EvaluationSettings(max_record_bytes=MAX_BYTES, max_open_lists=10_000)
+_pipeline = Pipeline(_EVALUATION)
 _pipeline.add_source("fuzz")
-_offered = [0]  # inputs offered so far
+_segment = load_settings(FIXTURES / "segment.toml").input
+_formats = Formats(_segment, MAX_BYTES)
+_mapped_json = _formats.decoder(_segment.default)
+if not isinstance(_mapped_json, MappedJsonDecoder):  # pragma: no cover - the fixture's format
+    raise SystemExit("segment.toml must be a mapped JSON format")
+_avro = AvroDecoder(SchemaStore({7: FIXTURES / "segment.avsc"}), _mapped_json.mapper, MAX_BYTES)
+#: the mapped format's pipeline: its JSON source and its Avro source
+_mapped = Pipeline(_EVALUATION, decoder_for={"json": _mapped_json, "avro": _avro}.__getitem__)
+for _source in ("json", "avro"):
+    _mapped.add_source(_source)
+_offered = [0]  # inputs offered so far (to each pipeline: each source of _mapped in turn)
 
 
-def one_input(data: bytes) -> None:
-    result = decode(data, MAX_BYTES)
+def _check(result: object) -> None:
     if isinstance(result, Invalid):
         if result.reason not in INVALID_REASONS:
             raise AssertionError(f"unknown reason {result.reason!r}")
         if len(result.detail) > MAX_DETAIL_CHARS or not result.detail.isprintable():
             raise AssertionError(f"detail not log-safe: {result.detail!r}")
+        if len(result.field) > 200 or (result.field and result.reason != "mapping"):
+            raise AssertionError(f"field {result.field!r} with reason {result.reason!r}")
+
+
+def one_input(data: bytes) -> None:
+    _check(decode(data, MAX_BYTES))
+    _check(_mapped_json(data))
+    avro = wire_format(7, data)
+    _check(_avro(avro))
     n = _offered[0]
-    _pipeline.offer(data, "fuzz", n, RECORD_MS if n % 2 else -1)
+    record_ms = RECORD_MS if n % 2 else -1
+    _pipeline.offer(data, "fuzz", n, record_ms)
+    if n % 2:
+        _mapped.offer(avro, "avro", n, record_ms)
+    else:
+        _mapped.offer(data, "json", n, record_ms)
     _offered[0] = n = n + 1
     if n % 256 == 0:
-        intake = _pipeline.snapshot().intake
-        if intake.records_read != n or intake.accounted != n:
-            raise AssertionError(f"{n} offered, {intake}")
+        for pipeline in (_pipeline, _mapped):
+            intake = pipeline.snapshot().intake
+            if intake.records_read != n or intake.accounted != n:
+                raise AssertionError(f"{n} offered, {intake}")
 
 
 def main() -> None:

@@ -221,10 +221,17 @@ def produce(bootstrap: str, topics: Topics, log: Log, **client: Any) -> None:
     producer.close()
 
 
-def dump_partitions(bootstrap: str, topics: Topics, directory: Path, **client: Any) -> list[Path]:
+def dump_partitions(
+    bootstrap: str,
+    topics: Topics,
+    directory: Path,
+    convert: Callable[[bytes], bytes] | None = None,
+    **client: Any,
+) -> list[Path]:
     """Each partition of the judgment, impression and click topics as one JSON-lines file, in
-    offset order: exactly what the daemon reads, for `streameval replay` (``client``:
-    kafka-python connection settings)."""
+    offset order: exactly what the daemon reads, for `streameval replay` (``convert``: each
+    value's line instead of the value, e.g. the native record a foreign one was made from;
+    ``client``: kafka-python connection settings)."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **client)
     paths: list[Path] = []
     for topic in (topics.judgments, topics.impressions, topics.clicks):
@@ -237,7 +244,7 @@ def dump_partitions(bootstrap: str, topics: Topics, directory: Path, **client: A
             lines: list[bytes] = []
             while consumer.position(tp) < end:
                 for recs in consumer.poll(timeout_ms=500).values():
-                    lines.extend(r.value for r in recs)
+                    lines.extend(r.value if convert is None else convert(r.value) for r in recs)
             path = directory / f"{topic}-{p}.jsonl"
             path.write_bytes(b"".join(v.replace(b"\n", b" ") + b"\n" for v in lines))
             paths.append(path)
@@ -245,7 +252,9 @@ def dump_partitions(bootstrap: str, topics: Topics, directory: Path, **client: A
     return paths
 
 
-def replay_json(paths: list[Path]) -> dict[str, Any]:
+def replay_json(paths: list[Path], config: Path | None = None) -> dict[str, Any]:
+    """`streameval replay --no-finish --output json` of ``paths`` (``config``: a TOML file, e.g.
+    the ``[input]`` of a mapped format)."""
     out = subprocess.run(
         [
             sys.executable,
@@ -255,6 +264,7 @@ def replay_json(paths: list[Path]) -> dict[str, Any]:
             "--no-finish",
             "--output",
             "json",
+            *([] if config is None else ["--config", str(config)]),
             *map(str, paths),
         ],
         check=True,

@@ -58,6 +58,7 @@ class Hostile:
     reason: str | None = None  # invalid: the reason it must be counted and dead-lettered with
     outcome: str | None = None  # valid: "accepted" | "unmatched"
     event: str | None = None  # valid: the event type it is counted under
+    field: str | None = None  # mapping: the record's field the dead letter must name
 
 
 @dataclass
@@ -429,4 +430,161 @@ def mix(clean: list[Row], hostile: list[tuple[int, Hostile]]) -> list[tuple[Row,
         out.append((row, None))
         for h in after.get(i, ()):
             out.append(((h.role, h.key, h.value, None), h))
+    return out
+
+
+# --- a mapped format: the README's Segment-like shape (tests/fixtures/input/segment.toml) ------
+
+
+def _seg(event: str, ts: int, **props: Any) -> dict[str, Any]:
+    iso = f"{_iso(ts)}"
+    return {"type": "track", "event": event, "timestamp": iso, "properties": props}
+
+
+def _iso(ts: int) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ts / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _mapped(rng: random.Random, ts: int, n: int) -> Hostile:
+    """A Segment-like record that does not map, with the field it must be refused for."""
+    rid = f"hostile-seg-{n}"
+    choice = n % 20
+    role = "clicks"
+    good_products = [{"product_id": "d1"}, {"product_id": "d2"}]
+    rec: Any
+    if choice == 0:
+        rec, field, kind = (
+            _seg("Product Clicked", ts, product_id="d1"),
+            "/properties/search_id",
+            "no request id",
+        )
+    elif choice == 1:
+        role, field, kind = "impressions", "/properties/products", "no results"
+        rec = _seg("Products Searched", ts, search_id=rid)
+    elif choice == 2:
+        role, field, kind = "impressions", "/properties/products", "results not an array"
+        rec = _seg("Products Searched", ts, search_id=rid, products="d1 d2")
+    elif choice == 3:
+        role, field = "impressions", "/properties/products"
+        count = rng.choice([1001, 5000])
+        kind = f"{count} results"
+        rec = _seg(
+            "Products Searched",
+            ts,
+            search_id=rid,
+            products=[{"product_id": f"d{i}"} for i in range(count)],
+        )
+    elif choice == 4:
+        role, field, kind = "impressions", "/properties/products/1", "result without an id"
+        rec = _seg(
+            "Products Searched", ts, search_id=rid, products=[{"product_id": "d1"}, {"sku": "d2"}]
+        )
+    elif choice == 5:
+        role, field, kind = "impressions", "/properties/products/0", "result id an object"
+        rec = _seg("Products Searched", ts, search_id=rid, products=[{"product_id": {"id": 1}}])
+    elif choice == 6:
+        field, kind = "/properties/search_id", "request id too long"
+        rec = _seg(
+            "Product Clicked", ts, search_id="r" * rng.choice([257, 10_000]), product_id="d1"
+        )
+    elif choice == 7:
+        field, kind = "/timestamp", "timestamp not RFC 3339"
+        rec = _seg("Product Clicked", ts, search_id=rid, product_id="d1")
+        rec["timestamp"] = rng.choice(["next tuesday", ts, "10000-01-01T00:00:00Z", None, [1]])
+    elif choice == 8:
+        role, field, kind = "judgments", "/properties/rating", "rating as a string"
+        rec = _seg("Product Rated", ts, query="query 1", product_id=rid, rating="3")
+    elif choice == 9:
+        role, field, kind = "judgments", "/properties/rating", "huge rating"
+        rec = _seg(
+            "Product Rated", ts, query="query 1", product_id=rid, rating=rng.choice([1e308, -1e300])
+        )
+    elif choice == 10:
+        rec = _seg("x", ts, search_id=rid, product_id="d1")
+        rec["event"] = rng.choice([None, ["Product Clicked"], 7])
+        if rec["event"] is not None:  # not a type value the mapping reads
+            return Hostile(role, rid.encode(), _dump(rec), "event name", reason="unknown_type")
+        del rec["event"]
+        field, kind = "/event", "no event name"
+    elif choice == 11:
+        field, kind = "", "not an object"
+        rec = rng.choice([[1, 2, 3], 42, "Product Clicked", None, True])
+    elif choice == 12:
+        role, field, kind = "impressions", "/context/traits/ranker", "label an object"
+        rec = _seg("Products Searched", ts, search_id=rid, products=good_products)
+        rec["context"] = {"traits": {"ranker": {"name": "x"}}}
+    elif choice == 13:
+        role, field, kind = "impressions", "/properties/experiment_arm", "label too long"
+        rec = _seg(
+            "Products Searched", ts, search_id=rid, products=good_products, experiment_arm="a" * 300
+        )
+    elif choice == 14:
+        field, kind = "/properties/view_ms", "negative dwell"
+        rec = _seg("Product Viewed", ts, search_id=rid, product_id="d1", view_ms=-5)
+    elif choice == 15:
+        role, field, kind = "judgments", "/properties/product_id", "no doc id"
+        rec = _seg("Product Rated", ts, query="query 1", rating=2)
+    elif choice == 16:  # an event the mapping does not read: another event of the topic
+        rec = _seg(
+            rng.choice(["Page Viewed", "product clicked", "Product Clicked "]), ts, search_id=rid
+        )
+        return Hostile(role, rid.encode(), _dump(rec), "other event", reason="unknown_type")
+    elif choice == 17:
+        raw = _dump(_seg("Product Rated", ts, query="q", product_id=rid, rating=1))
+        raw = raw.replace(
+            b'"rating": 1', b'"rating": ' + rng.choice([b"NaN", b"Infinity", b"-Infinity"])
+        )
+        # JSON5-ish numbers parse, and the grade refuses them: named like any bad grade
+        return Hostile(
+            "judgments",
+            rid.encode(),
+            raw,
+            "NaN rating",
+            reason="mapping",
+            field="/properties/rating",
+        )
+    elif choice == 18:
+        depth = rng.choice([300, 5_000, 100_000])
+        raw = b'{"event": "Product Clicked", "properties": ' + b"[" * depth + b"]" * depth + b"}"
+        return Hostile(role, rid.encode(), raw, f"nested {depth}", reason="bad_json")
+    else:
+        raw = _dump(_seg("Product Clicked", ts, search_id=rid, product_id="d1"))
+        at = raw.index(rid.encode()) + 3
+        return Hostile(
+            role,
+            rid.encode(),
+            raw[:at] + b"\xff\xfe" + raw[at:],
+            "invalid utf-8",
+            reason="bad_encoding",
+        )
+    return Hostile(role, rid.encode(), _dump(rec), kind, reason="mapping", field=field)
+
+
+def build_mapped(
+    seed: int, n: int, clean: list[dict[str, Any] | None]
+) -> list[tuple[int, Hostile]]:
+    """``n`` Segment-like records that do not map (or are not JSON, or too large: two of just
+    over 1 MiB), each with the index of the clean row it follows (``clean``: :func:`decoded`
+    of the clean *native* rows, for the event times)."""
+    rng = random.Random(seed)
+    times: list[int] = []
+    latest = min(rec["timestamp"] for rec in clean if rec is not None)
+    for rec in clean:
+        if rec is not None and rec.get("type") == "impression":
+            latest = rec["timestamp"]
+        times.append(latest)
+    out: list[tuple[int, Hostile]] = []
+    for i in range(n):
+        at = rng.randrange(len(clean))
+        if i < 2:
+            rid = f"hostile-seg-big-{i}"
+            rec = _seg(
+                "Product Clicked", times[at], search_id=rid, product_id="d1", pad="x" * 1_048_600
+            )
+            h = Hostile("clicks", rid.encode(), _dump(rec), "over 1 MiB", reason="too_large")
+        else:
+            h = _mapped(rng, times[at], i)
+        out.append((at, h))
     return out

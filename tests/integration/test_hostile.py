@@ -11,6 +11,8 @@ with far-past and far-future times follow in phases of their own (see hostile_co
 
 from __future__ import annotations
 
+import json
+import tomllib
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
 from streameval.kafka.dlq import (
+    FIELD_HEADER,
     MAX_DEAD_LETTER_BYTES,
     MAX_TRUNCATED_KEY_BYTES,
     REASON_HEADER,
@@ -28,6 +31,7 @@ from streameval.kafka.dlq import (
     DeadLetterSink,
 )
 from streameval.kafka.records import RawRecord
+from tests.foreign_shapes import SEGMENT_TOML, rewrite
 from tests.integration import hostile_corpus as hc
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
@@ -398,3 +402,77 @@ def test_records_the_producer_would_refuse_are_dead_lettered(
     assert got["in/3/77"].key is None
     assert dict(got["in/0/5"].headers)["h"] == b""
     assert got["in/0/5"].value == b"{"
+
+
+# --- a mapped format: the same guarantees for records in a team's own shape -------------------
+
+HOSTILE_MAPPED = 2_000
+
+
+def test_hostile_records_of_a_mapped_format_are_counted_dead_lettered_and_change_no_figure(
+    kafka_bootstrap: str, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    """The daemon's log in the README's Segment-like shape, with 2,000 records that do not map
+    scattered through it (missing and ill-typed fields, wrong timestamps, 5,000-result lists,
+    labels that are objects, events the mapping does not read, NaN, deep nesting, bad UTF-8,
+    records over 1 MiB): each counted by its reason, dead-lettered with it (and, for
+    ``mapping``, with the field), and the clean figures unchanged."""
+    clean_log = make_log(4, 200)
+    sentinels(clean_log, T0 + 30 * 60_000)
+    native_rows: list[hc.Row] = list(clean_log.records)
+    # placed among the rows before the sentinels, which stay last (they move the watermark)
+    placed = hc.build_mapped(SEED, HOSTILE_MAPPED, hc.decoded(native_rows[:-8]))
+    corpus = [h for _, h in placed]
+    foreign_rows = [(r, k, rewrite(v or b"", "segment"), p) for r, k, v, p in native_rows]
+    # the clean log alone, in the same shape: its figures by replay through the mapping
+    clean_topics = _topics(topic_factory, big=False)
+    produce(kafka_bootstrap, clean_topics, Log(list(foreign_rows)))
+    expected = replay_json(
+        dump_partitions(kafka_bootstrap, clean_topics, tmp_path), config=SEGMENT_TOML
+    )
+    assert expected["intake"]["invalid"] == {"bad_json": 3}  # make_log's own broken clicks
+    assert expected["intake"]["accepted"] > 400
+
+    topics = _topics(topic_factory, big=True)
+    rows = hc.mix(foreign_rows[:-8], placed) + [(row, None) for row in foreign_rows[-8:]]
+    landed = _produce(kafka_bootstrap, topics, rows)
+    total = len(landed)
+    assert total == len(native_rows) + HOSTILE_MAPPED
+    want_invalid = Counter(expected["intake"]["invalid"])
+    want_invalid.update(h.reason for h in corpus if h.reason is not None)
+    assert want_invalid["mapping"] > 1500
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    env["STREAMEVAL_INPUT"] = json.dumps(tomllib.loads(SEGMENT_TOML.read_text())["input"])
+    daemon = DaemonProcess(env, tmp_path / "daemon.log")
+    try:
+        metrics = daemon.wait_for(
+            lambda m: (
+                _num(m, "streameval_records_read_total") == total
+                and _num(m, "streameval_evaluation_horizon_timestamp_seconds")
+                == expected["horizon_ms"] / 1000
+            ),
+            timeout_s=300,
+            what="the daemon to read the hostile mapped log and be ready",
+            ready=True,
+        )
+        intake = _intake(metrics)
+        assert intake["read"] == total == _accounted(intake)
+        assert intake["invalid"] == dict(want_invalid)
+        assert (
+            intake["accepted"]["impression"] == expected["intake"]["accepted_by_type"]["impression"]
+        )
+        assert assert_windows_match(metrics, expected) > 10
+        assert daemon.terminate() == 0
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.kill()
+    bad = [(where, h) for where, _row, h in landed if h is not None]
+    dead = _read_dlq(kafka_bootstrap, topics.dlq, len(bad) + 3)
+    assert len(dead) == len(bad) + 3  # and make_log's broken clicks
+    fields = Counter()
+    for (topic, partition, offset), h in bad:
+        headers = dict(dead[f"{topic}/{partition}/{offset}"].headers)
+        assert headers[REASON_HEADER] == (h.reason or "").encode(), h.kind
+        assert headers.get(FIELD_HEADER) == (None if h.field is None else h.field.encode() or None)
+        fields[h.field] += 1
+    assert len(fields) >= 12  # the dead letters name a dozen different fields

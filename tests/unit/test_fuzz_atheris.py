@@ -1,8 +1,10 @@
 """Coverage-guided fuzzing of the intake with atheris (libFuzzer), beside the hypothesis fuzz
 tests in test_fuzz_decode.py: libFuzzer mutates toward inputs that reach new branches of our
 Python (the UBI reader, the error classification, the join), seeded with one valid record of
-each kind and a dictionary of the schema's keys. A crash fails the test with the input libFuzzer
-saved. The harness is tests/fuzz/atheris_intake.py."""
+each kind (native, UBI, and the README's Segment-like mapped shape, which the harness also
+reads as the payload of a wire-format Avro record) and a dictionary of the schema's keys. A
+crash fails the test with the input libFuzzer saved. The harness is tests/fuzz/atheris_intake.py.
+"""
 
 from __future__ import annotations
 
@@ -39,6 +41,31 @@ SEEDS = [
         "client_id": "c",
         "timestamp": "2026-01-01T00:00:01Z",
         "event_attributes": {"object": {"object_id": "b"}, "position": {"ordinal": 1}},
+    },
+    # the Segment-like mapped shape (tests/fixtures/input/segment.toml)
+    {
+        "type": "track",
+        "event": "Products Searched",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "properties": {
+            "search_id": "r1",
+            "query": "red shoes",
+            "products": [{"product_id": "a"}, {"product_id": "b"}],
+            "experiment_arm": "control",
+        },
+        "context": {"traits": {"ranker": "x"}},
+    },
+    {
+        "type": "track",
+        "event": "Product Viewed",
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "properties": {"search_id": "r1", "product_id": "b", "view_ms": 45000},
+    },
+    {
+        "type": "track",
+        "event": "Product Rated",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "properties": {"query": "red shoes", "product_id": "a", "rating": 2.0},
     },
 ]
 

@@ -39,6 +39,14 @@ def make_log(seed: int, minutes: int = 20) -> list[tuple[str, bytes]]:
         for _ in range(rng.choice([0, 1, 1, 2])):
             c = ts + rng.randint(100, 70_000)
             per_source[source].append((c, click(rid, rng.choice(results), c)))
+    return merge_sources(per_source, rng)
+
+
+def merge_sources(
+    per_source: dict[str, list[tuple[int, bytes]]], rng: random.Random
+) -> list[tuple[str, bytes]]:
+    """(source, record) in the order read: each source in event-time order give or take 3 s,
+    the sources interleaved."""
     log: list[tuple[str, bytes]] = []
     streams = {
         s: sorted(recs, key=lambda r: r[0] + rng.randint(0, 3_000))

@@ -366,8 +366,9 @@ def test_detail_never_echoes_the_record() -> None:
 
 
 def test_invalid_reasons_are_a_closed_set() -> None:
-    """The decoder's five, and future_timestamp (the pipeline's check against the record's
-    timestamp): every label value of streameval_invalid_events_total{reason}."""
+    """The decoder's five, future_timestamp (the pipeline's check against the record's
+    timestamp) and mapping (a mapped format's record that does not map): every label value of
+    streameval_invalid_events_total{reason}."""
     assert INVALID_REASONS == (
         "too_large",
         "bad_encoding",
@@ -375,6 +376,7 @@ def test_invalid_reasons_are_a_closed_set() -> None:
         "schema",
         "unknown_type",
         "future_timestamp",
+        "mapping",
     )
 
 

@@ -24,8 +24,10 @@ from streameval.snapshot import (
     DetectionRow,
     EngagementRow,
     Intake,
+    InterleavingRow,
     Moments,
     NdcgRow,
+    PairTestRow,
     Snapshot,
 )
 
@@ -88,6 +90,9 @@ def full_snapshot() -> Snapshot:
             # quiet and still warming up: no shift yet, never fired
             DetectionRow("vs_baseline", "implicit", CONTROL, 10, 0.0, 12.47, False, None),
         ),
+        interleaving=(InterleavingRow("5m", "ltr", "bm25", 3, 1, 1),),
+        interleaving_outcomes={("ltr", "bm25", "win"): 3},
+        interleaving_tests=(PairTestRow("ltr", "bm25", 3, 1, -0.2, 4.6, None),),
     )
 
 
@@ -266,9 +271,22 @@ def test_regression_metrics_carry_detector_k_relevance_and_segment_labels() -> N
     def by_detector(name: str) -> dict[str, float]:
         return {s.labels["detector"]: s.value for s in families[name].samples}
 
-    assert by_detector(names.REGRESSION_STATISTIC) == {"vs_control": 13.5, "vs_baseline": 0.0}
-    assert by_detector(names.REGRESSION_THRESHOLD) == {"vs_control": 12.47, "vs_baseline": 12.47}
-    assert by_detector(names.REGRESSION_ALARM) == {"vs_control": 1.0, "vs_baseline": 0.0}
+    # the interleaving detector's pair test shares the families (its own labels)
+    assert by_detector(names.REGRESSION_STATISTIC) == {
+        "vs_control": 13.5,
+        "vs_baseline": 0.0,
+        "interleaving": -0.2,
+    }
+    assert by_detector(names.REGRESSION_THRESHOLD) == {
+        "vs_control": 12.47,
+        "vs_baseline": 12.47,
+        "interleaving": 4.6,
+    }
+    assert by_detector(names.REGRESSION_ALARM) == {
+        "vs_control": 1.0,
+        "vs_baseline": 0.0,
+        "interleaving": 0.0,
+    }
     # shift, its stderr and the first alarm only where known
     assert by_detector(names.REGRESSION_SHIFT) == {"vs_control": -0.02}
     assert by_detector(names.REGRESSION_SHIFT_STDERR) == {"vs_control": 0.005}
@@ -401,3 +419,40 @@ def test_state_and_memory_counters() -> None:
     assert got[(names.REREAD_RECORDS_DELETED_TOTAL, ())] == 1_234
     assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "list"),))] == 2
     assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "judgment"),))] == 0
+
+
+def test_interleaving_families() -> None:
+    families = {f.name: f for f in registry_for(full_snapshot()).collect()}
+    labels = {"window": "5m", "ranker": "ltr", "opponent": "bm25"}
+
+    def value(name: str) -> float:
+        (sample,) = families[name].samples
+        return sample.value
+
+    (lists,) = families[names.INTERLEAVING_LISTS].samples
+    assert lists.labels == labels
+    # wins 3, losses 1, ties 1: lists 5, preference (3 - 1) / 5 = 0.4;
+    # var = (4 - 5 * 0.16) / 4 = 0.8, stderr = sqrt(0.8 / 5) = 0.4
+    assert (lists.value, value(names.INTERLEAVING_WINS), value(names.INTERLEAVING_TIES)) == (
+        5,
+        3,
+        1,
+    )
+    assert value(names.INTERLEAVING_PREFERENCE) == pytest.approx(0.4)
+    assert value(names.INTERLEAVING_PREFERENCE_STDERR) == pytest.approx(0.4)
+    (outcome,) = families[names.INTERLEAVING_OUTCOMES_TOTAL.removesuffix("_total")].samples
+    assert outcome.labels == {"ranker": "ltr", "opponent": "bm25", "outcome": "win"}
+    # the regression families also hold the NDCG detectors' rows: pick the interleaving one
+    (alarm,) = [
+        s
+        for s in families[names.REGRESSION_ALARM].samples
+        if s.labels["detector"] == "interleaving"
+    ]
+    assert alarm.labels == {"detector": "interleaving", "ranker": "ltr", "opponent": "bm25"}
+    assert alarm.value == 0.0  # statistic -0.2 below its threshold 4.6
+    (threshold,) = [
+        s
+        for s in families[names.REGRESSION_THRESHOLD].samples
+        if s.labels["detector"] == "interleaving"
+    ]
+    assert threshold.value == pytest.approx(4.6)

@@ -227,3 +227,21 @@ def test_rankers_need_distinct_names_and_a_non_negative_noise() -> None:
         SimConfig(control=Ranker("a"), treatment=Ranker("a"))
     with pytest.raises(ConfigError, match="noise"):
         Ranker("a", -1.0)
+
+
+def test_an_interleaving_share_serves_that_share_interleaved_and_splits_the_rest() -> None:
+    import json
+
+    from streameval.sim import SimConfig, traffic
+
+    config = SimConfig(
+        seed=3, rate=50.0, duration_ms=120_000, interleaving=True, interleaving_share=0.25
+    )
+    arms = [
+        json.loads(r.raw)["labels"]["arm"] for r in traffic(config, 0) if r.kind == "impression"
+    ]
+    interleaved = arms.count("interleaved") / len(arms)
+    # 6,000 requests, each interleaved with probability 1/4: within 4 standard deviations
+    # (sqrt(0.25 * 0.75 / 6000) = 0.0056)
+    assert abs(interleaved - 0.25) < 4 * 0.0056
+    assert {"control", "treatment"} <= set(arms)

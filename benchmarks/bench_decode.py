@@ -1,0 +1,163 @@
+"""Decoding a team's own shape (DESIGN §11) against decoding native events, per record.
+
+    .venv/bin/python benchmarks/bench_decode.py [--events 100000] [--repeats 5] [--quick]
+        [--json FILE]
+
+The records are the traffic simulator's (``streameval.sim.traffic``: impressions of 10 results,
+clicks, dwell and purchases, judgments), each also rewritten into the README's Segment-like
+shape (tests/fixtures/input/segment.toml) and into its Avro encoding (Confluent wire format,
+tests/fixtures/input/segment.avsc). Rows, each a median of interleaved repeats:
+
+* ``native``: the native decoder (pydantic-core ``validate_json`` into the event models) on the
+  same events with the same timestamps as the Segment-like records (RFC 3339 text, a native
+  form too), so the ratio is the mapping's own cost, not that of parsing a date. The baseline.
+* ``native.epoch_ms``: the native decoder on the simulator's own lines (epoch-ms timestamps,
+  the cheapest form), for reference.
+* ``decode.mapped``: the same events as Segment-like JSON through the mapping: one pydantic-core
+  pass (parse, dispatch on the type field, each field read at its alias path, validation by
+  the native models' schemas). Target: ≤ 1.5 × native per record.
+* ``decode.avro``: the same events as wire-format Avro through fastavro and the same mapping
+  (schema cached by id). Reported, no target.
+
+Before timing, every rewritten record is checked to decode to the native record's event.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from _common import TIMERS, Result, Target, measure_interleaved, sim_lines, suite_parser, write_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' worked shapes
+
+from streameval.config import load_settings
+from streameval.events.avro import AvroDecoder, SchemaStore
+from streameval.events.decode import Decoder, Invalid
+from streameval.events.formats import Formats
+from streameval.events.mapping import Mapper
+from tests.foreign_shapes import (
+    SEGMENT_AVSC,
+    SEGMENT_TOML,
+    SegmentAvro,
+    rewrite,
+    segment_time,
+)
+
+#: mapped JSON decode+validate per record ÷ native decode per record (issue 14)
+TARGET = 1.5
+SCHEMA_ID = 1
+
+
+def _rfc3339_line(line: bytes) -> bytes:
+    """The native line with its timestamp as RFC 3339 text (Segment's form)."""
+    event = json.loads(line)
+    event["timestamp"] = segment_time(event["timestamp"])
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def loop(decode: Callable[[bytes], object], lines: Sequence[bytes]) -> Callable[[], object]:
+    def run() -> object:
+        for line in lines:
+            decode(line)
+        return None
+
+    return run
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--events", type=int, default=None, help="simulated records")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    n = args.events or (20_000 if args.quick else 100_000)
+    repeats = min(args.repeats, 3) if args.quick else args.repeats
+    epoch_ms = sim_lines(n, seed=args.seed, noise_share=0.0)
+    native = [_rfc3339_line(line) for line in epoch_ms]
+    segment = [rewrite(line, "segment") for line in epoch_ms]
+    avro = [SegmentAvro(SCHEMA_ID).encode(line) for line in epoch_ms]
+    settings = load_settings(SEGMENT_TOML)
+    native_decoder = Decoder()
+    mapped_decoder = Formats(settings.input).decoder(settings.input.default)
+    avro_decoder = AvroDecoder(
+        SchemaStore({SCHEMA_ID: SEGMENT_AVSC}), Mapper(settings.input.mappings["segment"])
+    )
+    for i in range(n):
+        want = native_decoder(native[i])
+        if want != native_decoder(epoch_ms[i]):
+            print(f"MISMATCH at {i}: the RFC 3339 line is another event", file=sys.stderr)
+            return 1
+        for name, got in (("mapped", mapped_decoder(segment[i])), ("avro", avro_decoder(avro[i]))):
+            if isinstance(want, Invalid) or got != want:
+                print(f"MISMATCH at {i} ({name}): {want!r} != {got!r}", file=sys.stderr)
+                return 1
+    print(f"{n} records: every Segment-like and Avro record decodes to its native event")
+    mean = {
+        name: sum(map(len, lines)) / n
+        for name, lines in (
+            ("native", native),
+            ("epoch_ms", epoch_ms),
+            ("mapped", segment),
+            ("avro", avro),
+        )
+    }
+    print("mean record bytes: " + ", ".join(f"{k} {v:.0f}" for k, v in mean.items()))
+
+    gc.collect()
+    gc.freeze()
+    rows = measure_interleaved(
+        [
+            ("native", loop(native_decoder, native)),
+            ("native.epoch_ms", loop(native_decoder, epoch_ms)),
+            ("decode.mapped", loop(mapped_decoder, segment)),
+            ("decode.avro", loop(avro_decoder, avro)),
+        ],
+        items=n,
+        repeats=repeats,
+        timer=TIMERS[args.timer],
+    )
+    base, epoch_row, mapped, avro_row = rows
+    us = {r.name: 1e6 / r.rate for r in rows}
+    for name, value in us.items():
+        print(f"{name:14} {value:6.2f} µs/record  {value / us['native']:.2f} x native")
+    results = [
+        Result(
+            "decode.mapped",
+            us["decode.mapped"],
+            "µs/record",
+            baseline=us["native"],
+            baseline_name="native decode",
+            target=Target(TARGET, at_most=True),
+            note=f"Segment-like JSON ({mean['mapped']:.0f} B) vs the same events native with the"
+            f" same RFC 3339 timestamps ({mean['native']:.0f} B), {n} simulated records, median"
+            f" of {repeats} ({args.timer} time); vs native with epoch-ms timestamps:"
+            f" {us['decode.mapped'] / us['native.epoch_ms']:.2f}",
+        ),
+        Result(
+            "decode.avro",
+            us["decode.avro"],
+            "µs/record",
+            baseline=us["native"],
+            baseline_name="native decode",
+            note=f"Segment-like Avro, wire format ({mean['avro']:.0f} B), fastavro + mapping",
+        ),
+    ]
+    write_json(
+        args.json,
+        {
+            "benchmark": "decode",
+            "events": n,
+            "repeats": repeats,
+            "timer": args.timer,
+            "results": [r.as_dict() for r in results],
+            "rows": [r.as_dict() for r in (base, epoch_row, mapped, avro_row)],
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,313 @@
+"""interleaving.sensitivity: impressions until a 3 % NDCG@10 regression of the treatment is
+detected, team-draft interleaving against an A/B split, on the same simulated population.
+
+    .venv/bin/python benchmarks/bench_interleaving.py [--quick] [--seeds 20] [--json FILE]
+
+The population and click model are the simulator's defaults (``streameval.sim.SimConfig``):
+1 000 queries with Zipf(1.0) popularity (a heavy head: the top 10 queries are a third of the
+traffic), 25 candidates per query with hidden grades 0..3, a page of 10, a position-based click
+model (rank i examined with probability 1/i; P(click | grade) = 0.02, 0.15, 0.4, 0.7), dwell
+and purchases. Control and treatment are equally good rankers until the regression, which starts
+with the traffic: each result of the treatment's own ranking is replaced, with probability 3 %,
+by an off-topic document, so the treatment's expected judged NDCG@10 drops by 3 % (the
+simulator's ``regression_size``). For each seed:
+
+* **interleaving**: every request gets one team-draft page of both rankings (``SimConfig(
+  interleaving=True)``), through the real pipeline; the figure is the number of impressions up
+  to the end of the bucket at which the ``interleaving`` detector first alarms that the
+  treatment is worse (``first_alarm`` of ``replay --output json``; alpha = 0.05 over the whole
+  run, mixture scale 0.03: tuned to a preference of about 3 %).
+* **A/B split**: half the requests served by each arm, through the real pipeline, each list's
+  NDCG@10 taken as it is scored. Two tests of "treatment below control":
+  - the baseline, with the interleaving detector's own guarantee: the same always-valid
+    half-normal mixture test (alpha = 0.05 over the whole run), on the differences
+    control − treatment of successive (control list, treatment list) pairs in arrival order,
+    standardised by their running standard deviation (a plug-in, as in Johari et al. 2022), with
+    its mixture scale set to the standardised 3 % effect (measured on seed 0: the A/B test is
+    given an oracle-tuned scale);
+  - a per-window test (one-sided Welch's z, p < 0.05, consecutive windows of W impressions:
+    detected at the end of the first such window; W = 2 000, about the 5m window at the design
+    rate). It has a false alarm rate of 5 % *per window*, not per run: beside, not the baseline.
+  Judged NDCG@10 (the simulator judges half of every query's candidates at the start: exactly
+  the NDCG the regression is defined on) and implicit NDCG@10 (from the same clicks).
+
+Medians over the seeds; a run that did not detect within its cap counts as the cap (so a median
+at the cap means "more than the cap").
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from _common import Result, Target, suite_parser, write_json
+
+from streameval.config import EvaluationSettings
+from streameval.interleave.detector import log_mixture_ratio_sum
+from streameval.pipeline import Pipeline
+from streameval.scored import ScoredList
+from streameval.sim import SimConfig, traffic
+
+NAME = "interleaving.sensitivity"
+TARGET = 0.1  # interleaving needs at most a tenth of the A/B impressions
+START_MS = 1_700_000_000_000
+REGRESSION = 0.03
+K = 10
+ALPHA = 0.05
+#: the interleaving detector's mixture scale: about the standardised 3 % effect (preference
+#: about −0.017 on decisive lists, whose ±1 has sd 1)
+MIXTURE_SCALE = 0.02
+WINDOW = 2_000  # the per-window test's window, impressions
+_Z95 = 1.6448536269514722  # one-sided p < 0.05
+
+
+#: population knobs a variant run may change (--examination-decay, --zipf): the click model's
+#: position bias and the query mix's head
+POPULATION: dict[str, float] = {}
+
+
+def sim_config(seed: int, *, interleaving: bool) -> SimConfig:
+    return SimConfig(
+        seed=seed,
+        interleaving=interleaving,
+        regression_at_ms=0,
+        regression_size=REGRESSION,
+        judgment_rate=0.0,
+        **POPULATION,  # type: ignore[arg-type]
+    )
+
+
+def interleaving_run(seed: int, cap: int, credit: str = "clicks") -> tuple[int, bool]:
+    """(impressions until the treatment's alarm, or ``cap``; whether it alarmed)."""
+    config = sim_config(seed, interleaving=True)
+    settings = EvaluationSettings(
+        interleaving={"alpha": ALPHA, "mixture_scale": MIXTURE_SCALE, "credit": credit}, ks=(K,)
+    )
+    pipeline = Pipeline(settings)
+    stamps: list[int] = []
+    check_at = START_MS
+    treatment, control = config.treatment.name, config.control.name
+    for record in traffic(config, START_MS):
+        pipeline.offer(record.raw)
+        if record.kind != "impression":
+            continue
+        stamps.append(record.time_ms)
+        if record.time_ms >= check_at or len(stamps) >= cap:
+            check_at = record.time_ms + 60_000
+            for test in pipeline.snapshot().interleaving_tests:
+                if (test.ranker, test.opponent) == (treatment, control) and test.first_alarm_ms:
+                    end = test.first_alarm_ms + settings.bucket  # the alarm's bucket, whole
+                    return bisect.bisect_left(stamps, end), True
+            if len(stamps) >= cap:
+                return cap, False
+    return cap, False
+
+
+@dataclass
+class ArmLists:
+    """Per scored list of the A/B run, in impression order: its arm and NDCG@10 per source."""
+
+    treatment: list[bool]
+    judged: list[float | None]
+    implicit: list[float | None]
+
+
+def ab_run(seed: int, impressions: int) -> ArmLists:
+    config = sim_config(seed, interleaving=False)
+    lists: list[ScoredList] = []
+    pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=lists.append)
+    n = 0
+    for record in traffic(config, START_MS):
+        if record.kind == "impression":
+            n += 1
+            if n > impressions:
+                break
+        pipeline.offer(record.raw)
+    pipeline.finish()
+    lists.sort(key=lambda s: s.timestamp)
+    out = ArmLists([], [], [])
+    for scored in lists:
+        out.treatment.append(scored.labels.get("arm") == "treatment")
+        by_source = {s.relevance: s.ndcg[0] for s in scored.sources}
+        out.judged.append(by_source["judged"])
+        out.implicit.append(by_source["implicit"])
+    return out
+
+
+def paired_effect(treatment: Sequence[bool], ndcg: Sequence[float | None]) -> float:
+    """The standardised mean of control − treatment over arrival-order pairs (for the scale)."""
+    diffs = _pair_differences(treatment, ndcg)
+    sd = statistics.stdev(d for _, d in diffs)
+    return statistics.fmean(d for _, d in diffs) / sd if sd > 0 else 0.0
+
+
+def _pair_differences(
+    treatment: Sequence[bool], ndcg: Sequence[float | None]
+) -> list[tuple[int, float]]:
+    """(impressions so far, control − treatment) for each successive pair in arrival order."""
+    waiting: dict[bool, list[float]] = {True: [], False: []}
+    out: list[tuple[int, float]] = []
+    for i, (arm, value) in enumerate(zip(treatment, ndcg, strict=True)):
+        if value is None:
+            continue
+        other = waiting[not arm]
+        if other:
+            first = other.pop(0)
+            control, treat = (first, value) if arm else (value, first)
+            out.append((i + 1, control - treat))
+        else:
+            waiting[arm].append(value)
+    return out
+
+
+def sequential_detection(
+    treatment: Sequence[bool], ndcg: Sequence[float | None], scale: float
+) -> int:
+    """Impressions until the always-valid mixture test (alpha :data:`ALPHA`) says treatment <
+    control, on standardised pair differences; ``len(ndcg)`` when it never does."""
+    threshold = math.log(1.0 / ALPHA)
+    n = 0
+    total = total_sq = 0.0
+    s = 0.0
+    for at, d in _pair_differences(treatment, ndcg):
+        n += 1
+        total += d
+        total_sq += d * d
+        if n < 30:  # the plug-in standard deviation needs a few pairs
+            continue
+        var = (total_sq - total * total / n) / (n - 1)
+        if var <= 0:
+            continue
+        s = -total / math.sqrt(var)  # the sum, standardised; negative when treatment is worse
+        if log_mixture_ratio_sum(s, n, scale) >= threshold:
+            return at
+    return len(ndcg)
+
+
+def _moments(values: Sequence[float]) -> tuple[int, float, float]:
+    n = len(values)
+    if n < 2:
+        return n, 0.0, 0.0
+    return n, statistics.fmean(values), statistics.variance(values)
+
+
+def first_detection(treatment: Sequence[bool], ndcg: Sequence[float | None], width: int) -> int:
+    """Impressions (lists) until the first window of ``width`` lists whose one-sided Welch z
+    says treatment < control at p < 0.05; ``len(ndcg)`` (the cap) when none does."""
+    for start in range(0, len(ndcg) - width + 1, width):
+        t = [v for a, v in zip(treatment[start : start + width], ndcg[start : start + width],
+                               strict=True) if a and v is not None]  # fmt: skip
+        c = [v for a, v in zip(treatment[start : start + width], ndcg[start : start + width],
+                               strict=True) if not a and v is not None]  # fmt: skip
+        nt, mt, vt = _moments(t)
+        nc, mc, vc = _moments(c)
+        if nt < 2 or nc < 2:
+            continue
+        se = math.sqrt(vt / nt + vc / nc)
+        if se > 0 and (mc - mt) / se > _Z95:
+            return start + width
+    return len(ndcg)
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--credit", choices=("clicks", "grades"), default="clicks")
+    parser.add_argument(
+        "--examination-decay", type=float, default=None, help="position bias (default: the sim's 1)"
+    )
+    parser.add_argument("--zipf", type=float, default=None, help="query-mix head (default: 1)")
+    parser.add_argument(
+        "--interleaving-only", action="store_true", help="a variant: skip the A/B runs"
+    )
+    args = parser.parse_args()
+    if args.examination_decay is not None:
+        POPULATION["examination_decay"] = args.examination_decay
+    if args.zipf is not None:
+        POPULATION["zipf_exponent"] = args.zipf
+    seeds = range(args.seeds)
+    il_cap = 150_000 if args.quick else 400_000
+    ab_cap = 30_000 if args.quick else 100_000
+
+    started = time.monotonic()
+    il: list[int] = []
+    il_alarmed = 0
+    for seed in seeds:
+        n, alarmed = interleaving_run(seed, il_cap, args.credit)
+        il.append(n)
+        il_alarmed += alarmed
+        print(f"seed {seed}: interleaving alarm after {n} impressions ({alarmed=})", flush=True)
+    if args.interleaving_only:
+        print(
+            f"{POPULATION or 'default population'}, credit {args.credit}: interleaving median "
+            f"{statistics.median(il):.0f} impressions, alarmed in {il_alarmed}/{len(seeds)}"
+        )
+        return 0
+    runs = {seed: ab_run(seed, ab_cap) for seed in seeds}
+    # the A/B test's oracle scale: the standardised effect, measured on the first seed's lists
+    first = runs[seeds[0]]
+    scales = {
+        "judged": max(paired_effect(first.treatment, first.judged), 1e-3),
+        "implicit": max(paired_effect(first.treatment, first.implicit), 1e-3),
+    }
+    ab: dict[str, list[int]] = {"judged": [], "implicit": []}
+    window: dict[str, list[int]] = {"judged": [], "implicit": []}
+    for seed, arms in runs.items():
+        for source, values in (("judged", arms.judged), ("implicit", arms.implicit)):
+            ab[source].append(sequential_detection(arms.treatment, values, scales[source]))
+            window[source].append(first_detection(arms.treatment, values, WINDOW))
+        print(
+            f"seed {seed}: A/B sequential judged {ab['judged'][-1]}, implicit "
+            f"{ab['implicit'][-1]}; per-window judged {window['judged'][-1]}, implicit "
+            f"{window['implicit'][-1]}",
+            flush=True,
+        )
+    il_median = statistics.median(il)
+    med = {k: statistics.median(v) for k, v in ab.items()}
+    med_window = {k: statistics.median(v) for k, v in window.items()}
+    print(
+        f"\n{len(seeds)} seeds, {time.monotonic() - started:.0f} s\n"
+        f"interleaving (team-draft, always-valid, alpha {ALPHA}, scale {MIXTURE_SCALE}): median "
+        f"{il_median:.0f} impressions, alarmed in {il_alarmed}/{len(seeds)} (cap {il_cap})\n"
+        f"A/B always-valid, alpha {ALPHA}: judged NDCG@{K} median {med['judged']:.0f} "
+        f"(scale {scales['judged']:.3f}), implicit NDCG@{K} median {med['implicit']:.0f} "
+        f"(scale {scales['implicit']:.3f}) (cap {ab_cap})\n"
+        f"A/B per-window Welch z p<0.05, W={WINDOW}: judged median {med_window['judged']:.0f}, "
+        f"implicit median {med_window['implicit']:.0f}\n"
+        f"interleaving / A/B judged = {il_median / med['judged']:.2f}; / A/B implicit = "
+        f"{il_median / med['implicit']:.2f} (target <= {TARGET})"
+    )
+    result = Result(
+        NAME,
+        il_median,
+        "impressions",
+        baseline=med["judged"],
+        baseline_name=f"A/B judged NDCG@{K}, always-valid",
+        target=Target(TARGET, at_most=True),
+        note=f"median over {len(seeds)} seeds, {REGRESSION:.0%} regression, alpha {ALPHA}; "
+        f"interleaving alarmed in {il_alarmed}/{len(seeds)} (cap {il_cap}); A/B implicit "
+        f"NDCG@{K}: {med['implicit']:.0f} (cap {ab_cap}); per-window tests (W={WINDOW}, 5 % "
+        f"false alarms per window): judged {med_window['judged']:.0f}, implicit "
+        f"{med_window['implicit']:.0f}",
+    )
+    write_json(
+        args.json,
+        {
+            "benchmark": NAME,
+            "results": [result.as_dict()],
+            "interleaving": il,
+            "ab_sequential": ab,
+            "ab_window": window,
+            "scales": scales,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

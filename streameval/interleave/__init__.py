@@ -1,0 +1,19 @@
+"""Interleaving (DESIGN §10): credit per team, outcomes per pair, windows and a sequential test.
+
+A consumer of finalized lists beside :mod:`streameval.windows`, fed through
+:class:`streameval.finalized.ListConsumer`.
+"""
+
+from streameval.interleave.credit import OUTCOMES, list_outcomes, pair_outcomes, team_credit
+from streameval.interleave.detector import PairTest, log_mixture_ratio
+from streameval.interleave.store import InterleavingStore
+
+__all__ = [
+    "OUTCOMES",
+    "InterleavingStore",
+    "PairTest",
+    "list_outcomes",
+    "log_mixture_ratio",
+    "pair_outcomes",
+    "team_credit",
+]

@@ -1,0 +1,66 @@
+"""An always-valid sequential test of "this ranker is worse than that one" (DESIGN §10, §9).
+
+Each decisive interleaved list (a win or a loss for the pair; ties and lists without credit
+carry no sign) gives ``X = +1`` when the ranker won and ``-1`` when it lost. If the ranker is not
+worse (``P(win) >= 1/2`` among decisive lists), ``exp(λ S_n - λ² n / 2)`` is a nonnegative
+supermartingale for every ``λ <= 0`` (``S_n = wins - losses``; ``E exp(λX) <= cosh λ <=
+exp(λ²/2)``: X is 1-sub-Gaussian), and so is its mixture over a half-normal prior
+``λ ~ N(0, τ²)`` restricted to ``λ <= 0`` (Robbins 1970's normal mixture; the mixture SPRT of
+Johari, Koomen, Pekelis & Walsh 2022). In closed form, with ``a = n + 1/τ²``:
+
+    Λ_n = 2 / (τ √a) · exp(S_n² / (2a)) · Φ(−S_n / √a)
+
+By Ville's inequality, ``P(Λ_n >= 1/α for some n) <= α`` under the null, whatever the moments at
+which it is looked at: the alarm (``log Λ_n >= log(1/α)``) is a test with type-I error at most α
+over the whole, unbounded, run of the pair, with no fixed horizon and no multiple-look penalty.
+``τ`` (``mixture_scale``) sets the effect the test is quickest for (about |2·P(win) − 1| = τ).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+_LOG2 = math.log(2.0)
+_SQRT2 = math.sqrt(2.0)
+
+
+def log_normal_cdf(x: float) -> float:
+    """log Φ(x), accurate far into the lower tail (where Φ underflows)."""
+    if x > -30.0:
+        return math.log(0.5 * math.erfc(-x / _SQRT2))
+    # Mills ratio: Φ(x) ≈ φ(x)/|x| · (1 − 1/x² + 3/x⁴)
+    return -0.5 * x * x - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-1 / (x * x))
+
+
+def log_mixture_ratio(wins: int, losses: int, scale: float) -> float:
+    """log Λ for ``wins`` and ``losses`` of the ranker (see the module doc); 0 when n = 0."""
+    return log_mixture_ratio_sum(wins - losses, wins + losses, scale)
+
+
+def log_mixture_ratio_sum(s: float, n: int, scale: float) -> float:
+    """log Λ for the sum ``s`` of ``n`` 1-sub-Gaussian observations whose mean is >= 0 under the
+    null (large when the mean is negative): the same closed form for any such sequence."""
+    a = n + 1.0 / (scale * scale)
+    root = math.sqrt(a)
+    return _LOG2 - math.log(scale * root) + s * s / (2.0 * a) + log_normal_cdf(-s / root)
+
+
+@dataclass(slots=True)
+class PairTest:
+    """The running test of one ordered pair: is ``ranker`` worse than ``opponent``?"""
+
+    wins: int = 0
+    losses: int = 0
+    statistic: float = 0.0
+    first_alarm_ms: int | None = None
+
+    def update(self, wins: int, losses: int, scale: float, threshold: float, at_ms: int) -> None:
+        """Add one closed bucket's decisive lists (the bucket starting at ``at_ms``)."""
+        if not wins and not losses:
+            return
+        self.wins += wins
+        self.losses += losses
+        self.statistic = log_mixture_ratio(self.wins, self.losses, scale)
+        if self.first_alarm_ms is None and self.statistic >= threshold:
+            self.first_alarm_ms = at_ms

@@ -1,0 +1,133 @@
+"""The consumer of finalized lists that scores interleaving (DESIGN §10).
+
+Fed through :class:`~streameval.finalized.ListConsumer`: every finalized list is handed to
+:meth:`InterleavingStore.add`; a list whose results name no team is ignored at the cost of one
+attribute test. An interleaved list's outcomes (:mod:`streameval.interleave.credit`) go into the
+bucket of its impression (``windows.spec.bucket_start``), and into the since-start counter
+(once: not when the list is re-read while the state is rebuilt).
+
+:meth:`InterleavingStore.advance` closes every complete bucket once, in event-time order (a
+bucket is complete once the horizon is at or past its end), and feeds the closed bucket's wins
+and losses to the sequential test of each pair (:mod:`streameval.interleave.detector`): so the
+test, like the windows, depends on the events only, never on when ``advance`` is called.
+
+The outcomes come with the list (computed when it is scored, team names capped there: see
+:class:`~streameval.interleave.credit.TeamCap`). The window counts are also folded into the
+windows' buckets (``windows.store.Bucket.interleaving``), which the window state changelog
+persists; :meth:`InterleavingStore.load_bucket` takes them back after a restart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from streameval.config import InterleavingSettings
+from streameval.interleave.detector import PairTest
+from streameval.scored import ScoredList
+from streameval.snapshot import InterleavingRow, PairTestRow
+from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
+from streameval.windows.store import fold_outcomes
+
+_Pair = tuple[str, str]  # (ranker, opponent)
+
+
+class InterleavingStore:
+    """Windowed outcome counts per ordered pair, the since-start counter, and the tests."""
+
+    def __init__(self, settings: InterleavingSettings, windows: Sequence[WindowSpec]) -> None:
+        self._scale = settings.mixture_scale
+        self._threshold = math.log(1.0 / settings.alpha)
+        self._windows = tuple(windows)
+        self._bucket_ms = windows[0].bucket_ms
+        self._keep_ms = max(w.size_ms for w in windows)
+        # bucket start -> pair -> [wins, losses, ties, no_click]
+        self._buckets: dict[int, dict[_Pair, list[int]]] = {}
+        self._closed_through: int | None = None  # end of the last closed bucket
+        self._outcomes: dict[tuple[str, str, str], int] = {}
+        self._tests: dict[_Pair, PairTest] = {}
+
+    # --- ListConsumer -------------------------------------------------------------------------
+
+    def add(self, scored: ScoredList) -> None:
+        interleaved = scored.interleaved
+        if interleaved is None or not interleaved.outcomes:
+            return
+        b = bucket_start(scored.timestamp, self._bucket_ms)
+        counts = self._buckets.get(b)
+        if counts is None:
+            counts = self._buckets[b] = {}
+        fold_outcomes(counts, interleaved.outcomes)
+        if not interleaved.counted_before:
+            for key in interleaved.outcomes:
+                self._outcomes[key] = self._outcomes.get(key, 0) + 1
+
+    def advance(self, horizon_ms: int) -> None:
+        end = bucket_start(horizon_ms, self._bucket_ms)  # buckets before it are complete
+        if self._closed_through is not None and end <= self._closed_through:
+            return
+        for b in sorted(self._buckets):
+            if b >= end:
+                break
+            if self._closed_through is not None and b < self._closed_through:
+                continue  # closed already (a list for it can no longer arrive)
+            for pair, acc in sorted(self._buckets[b].items()):
+                test = self._tests.get(pair)
+                if test is None:
+                    test = self._tests[pair] = PairTest()
+                test.update(acc[0], acc[1], self._scale, self._threshold, b)
+        self._closed_through = end
+        for b in [b for b in self._buckets if b < end - self._keep_ms]:
+            del self._buckets[b]
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def rows(self, horizon_ms: int | None) -> tuple[InterleavingRow, ...]:
+        """Every window's figures per ordered pair, as of ``horizon_ms`` (like the NDCG rows)."""
+        if horizon_ms is None:
+            return ()
+        out: list[InterleavingRow] = []
+        for spec in self._windows:
+            totals: dict[_Pair, list[int]] = {}
+            for b in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms):
+                for pair, acc in self._buckets.get(b, {}).items():
+                    total = totals.setdefault(pair, [0, 0, 0, 0])
+                    for i in range(4):
+                        total[i] += acc[i]
+            for (ranker, opponent), total in sorted(totals.items()):
+                if total[0] + total[1] + total[2]:
+                    row = InterleavingRow(spec.name, ranker, opponent, *total[:3])
+                    out.append(row)
+        return tuple(out)
+
+    def outcomes_total(self) -> dict[tuple[str, str, str], int]:
+        return dict(self._outcomes)
+
+    def tests(self) -> tuple[PairTestRow, ...]:
+        return tuple(
+            PairTestRow(
+                ranker,
+                opponent,
+                test.wins,
+                test.losses,
+                test.statistic,
+                self._threshold,
+                test.first_alarm_ms,
+            )
+            for (ranker, opponent), test in sorted(self._tests.items())
+        )
+
+    def load_bucket(self, start: int, counts: Mapping[tuple[str, str], Sequence[int]]) -> None:
+        """A bucket's counts read back from the window state changelog (DESIGN §6)."""
+        if not counts:
+            return
+        mine = self._buckets.setdefault(start, {})
+        for pair, acc in counts.items():
+            total = mine.setdefault(pair, [0, 0, 0, 0])
+            for i, v in enumerate(acc):
+                total[i] += v
+
+    def reset(self) -> None:
+        """Before the streams are re-read (a rebalance): drop the windows' buckets. The counter
+        and the tests carry on; buckets they already took in are not taken in again."""
+        self._buckets.clear()

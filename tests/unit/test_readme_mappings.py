@@ -1,0 +1,20 @@
+"""The README's worked mappings ("Point it at your topics") are the test fixtures, verbatim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from streameval.config import load_settings
+from tests.foreign_shapes import SEGMENT_TOML, SNOWPLOW_TOML
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize("fixture", [SNOWPLOW_TOML, SEGMENT_TOML])
+def test_the_readme_shows_each_worked_mapping_as_the_tests_use_it(fixture: Path) -> None:
+    text = README.read_text()
+    section = text[text.index("## Point it at your topics") :]
+    assert f"```toml\n{fixture.read_text().rstrip()}\n```" in section
+    assert load_settings(fixture).input.default.format == "mapped"
