@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -56,6 +57,8 @@ DAEMON_TARGET = 0.75
 #: rebuild records/s over first-run records/s (issue 6)
 REBUILD_TARGET = 0.9
 PARTITIONS = 4
+#: the daemons' kafka.session_timeout: a SIGKILLed member is out of the group after it
+SESSION_TIMEOUT = "6s"
 _KEEP = {"retention.ms": "-1"}
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 
@@ -145,15 +148,16 @@ class Topics:
             admin.close()
 
 
-def produce(bootstrap: str, topics: Topics, n: int, seed: int) -> dict[str, int]:
-    """``n`` simulated records, routed and keyed as ``streameval simulate`` does."""
+def produce(bootstrap: str, topics: Topics, n: int, seed: int, **config: object) -> dict[str, int]:
+    """``n`` simulated records, routed and keyed as ``streameval simulate`` does (``config``:
+    more ``SimConfig`` fields, e.g. ``rate``)."""
     from kafka import KafkaProducer
 
     routes = {"impression": topics.impressions, "click": topics.clicks}
     routes["judgment"] = topics.judgments
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=262_144)
     sent: dict[str, int] = {}
-    for record in sim_records(n, seed=seed, noise_share=0.01):
+    for record in sim_records(n, seed=seed, **{"noise_share": 0.01, **config}):
         topic = routes[record.kind]  # type: ignore[attr-defined]
         producer.send(
             topic,
@@ -307,13 +311,22 @@ class Daemon:
     """``streameval run`` as a subprocess, its log in a file."""
 
     def __init__(
-        self, bootstrap: str, topics: Topics, group: str, log: Path, consumer: str = ""
+        self,
+        bootstrap: str,
+        topics: Topics,
+        group: str,
+        log: Path,
+        *,
+        consumer: str = "",
+        extra: dict[str, str] | None = None,
     ) -> None:
+        """``extra``: more ``STREAMEVAL_*`` settings (e.g. the state topic)."""
         self.port = free_port()
         self.log = log
         settings = {
             "STREAMEVAL_KAFKA__COMMIT_INTERVAL": "1s",
-            "STREAMEVAL_KAFKA__SESSION_TIMEOUT": "6s",
+            "STREAMEVAL_KAFKA__SESSION_TIMEOUT": SESSION_TIMEOUT,
+            **(extra or {}),
         }
         if consumer:
             settings["STREAMEVAL_KAFKA__CONSUMER"] = consumer
@@ -322,14 +335,22 @@ class Daemon:
             bootstrap, topics, group, port=self.port, log=self._log, settings=settings
         )
 
-    def records_read(self) -> float | None:
+    def get(self, path: str) -> tuple[int, str] | None:
+        """(HTTP status, body) of ``path`` on the daemon's port; None when nothing answers."""
         try:
-            url = f"http://127.0.0.1:{self.port}/metrics"
+            url = f"http://127.0.0.1:{self.port}{path}"
             with urllib.request.urlopen(url, timeout=5) as response:
-                text = response.read().decode()
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:  # /readyz says 503 while not ready
+            return exc.code, ""
         except OSError:
             return None
-        for line in text.splitlines():
+
+    def records_read(self) -> float | None:
+        answer = self.get("/metrics")
+        if answer is None:
+            return None
+        for line in answer[1].splitlines():
             if line.startswith("streameval_records_read_total "):
                 return float(line.split()[1])
         return None
@@ -398,9 +419,11 @@ class Daemon:
         self._log.close()
 
 
-def committed_backlog(bootstrap: str, topics: Topics, group: str) -> tuple[int, int]:
-    """Σ over the stream partitions of (end offset − the group's committed offset), and how many
-    of them have a commit."""
+def committed_offsets(
+    bootstrap: str, topics: Topics, group: str
+) -> tuple[dict[Any, int], dict[Any, int | None]]:
+    """Per stream partition (a kafka-python ``TopicPartition``): the end offset, and the group's
+    committed offset (None: no commit), read by a consumer that joins nothing."""
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
@@ -410,16 +433,18 @@ def committed_backlog(bootstrap: str, topics: Topics, group: str) -> tuple[int, 
             for t in (topics.impressions, topics.clicks)
             for p in range(PARTITIONS)
         ]
-        ends = consumer.end_offsets(parts)
-        total = committed = 0
-        for tp in parts:
-            offset = consumer.committed(tp)  # reads the group's commit, joins nothing
-            if offset is not None:
-                committed += 1
-            total += ends[tp] - (offset or 0)
+        ends: dict[Any, int] = consumer.end_offsets(parts)
+        return ends, {tp: consumer.committed(tp) for tp in parts}
     finally:
         consumer.close(autocommit=False)
-    return total, committed
+
+
+def committed_backlog(bootstrap: str, topics: Topics, group: str) -> tuple[int, int]:
+    """Σ over the stream partitions of (end offset − the group's committed offset), and how many
+    of them have a commit."""
+    ends, committed = committed_offsets(bootstrap, topics, group)
+    total = sum(ends[tp] - (offset or 0) for tp, offset in committed.items())
+    return total, sum(offset is not None for offset in committed.values())
 
 
 def wait_committed(bootstrap: str, topics: Topics, group: str, timeout_s: float = 60) -> int:

@@ -13,6 +13,10 @@ judgments, 1 % noise records), as ``streameval replay`` would read them from one
 * ``pipeline``: a fresh :class:`~streameval.pipeline.Pipeline` with the default evaluation
   settings, ``offer(line, source, offset)`` per line, then ``set_idle`` and ``finish`` (every
   open list finalized, scored for both relevance sources, folded into the windows).
+* ``pipeline+detect``: the same with the default regression detectors as a consumer (what
+  ``streameval replay`` runs): judged scores handed out once the watermark passes each
+  impression, every list into the detectors' buckets. Row ``replay.detect``: its events/s over
+  ``pipeline``'s, same run (target ≥ 0.9).
 
 Before timing, the pipeline's intake is checked: every line read lands in one outcome.
 """
@@ -35,18 +39,29 @@ from _common import (
     write_json,
 )
 
-from streameval.config import EvaluationSettings
+from streameval.config import EvaluationSettings, Settings
+from streameval.detect import detectors_for
 from streameval.events.decode import Decoder
+from streameval.finalized import ListConsumer
 from streameval.pipeline import Pipeline
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
 TARGET = 1.0
+#: events/s with the detectors over events/s without (issue 11)
+DETECT_TARGET = 0.9
 SOURCE = "input"
 
 
-def replay_lines(lines: Sequence[bytes], settings: EvaluationSettings) -> Pipeline:
-    """Every line through a fresh pipeline, as ``streameval replay`` does with one log."""
-    pipeline = Pipeline(settings)
+def replay_lines(
+    lines: Sequence[bytes], settings: EvaluationSettings, *, detect: bool = False
+) -> Pipeline:
+    """Every line through a fresh pipeline, as ``streameval replay`` does with one log (with the
+    default detectors when ``detect``)."""
+    consumers: tuple[ListConsumer, ...] = ()
+    if detect:
+        detectors = detectors_for(Settings(evaluation=settings))
+        consumers = () if detectors is None else (detectors,)
+    pipeline = Pipeline(settings, consumers=consumers)
     pipeline.add_source(SOURCE)
     offer = pipeline.offer
     for offset, line in enumerate(lines):
@@ -112,6 +127,7 @@ def main() -> int:
             ("json.loads", json_loop(lines)),
             ("decode", decode_loop(lines, settings)),
             ("pipeline", lambda: replay_lines(lines, settings)),
+            ("pipeline+detect", lambda: replay_lines(lines, settings, detect=True)),
         ],
         items=n,
         repeats=repeats,
@@ -119,7 +135,7 @@ def main() -> int:
     )
     print(f"timer: {args.timer}, median of {repeats} interleaved repeats")
     print(ratio_table(rows, baseline="json.loads", unit="events/s"))
-    base, decode, pipe = rows
+    base, decode, pipe, detect = rows
     result = Result(
         "replay",
         pipe.rate,
@@ -130,7 +146,17 @@ def main() -> int:
         note=f"Pipeline.offer+finish over {n} simulated lines, median of {repeats} "
         f"({args.timer} time); the decoder alone: {decode.rate / base.rate:.2f} x json.loads",
     )
+    with_detect = Result(
+        "replay.detect",
+        detect.rate,
+        "events/s",
+        baseline=pipe.rate,
+        baseline_name="pipeline without detectors",
+        target=Target(DETECT_TARGET),
+        note="the same replay with the default regression detectors, same run",
+    )
     print(f"pipeline / json.loads = {result.ratio:.2f} (target >= {TARGET:g})")
+    print(f"with detectors / without = {with_detect.ratio:.2f} (target >= {DETECT_TARGET:g})")
     write_json(
         args.json,
         {
@@ -138,7 +164,7 @@ def main() -> int:
             "events": n,
             "repeats": repeats,
             "timer": args.timer,
-            "results": [result.as_dict()],
+            "results": [result.as_dict(), with_detect.as_dict()],
             "rows": [row.as_dict() for row in rows],
         },
     )

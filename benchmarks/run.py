@@ -17,14 +17,17 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``scaling``  replay and scrape cost against list length, segments and windows (no target)
 * ``load``     twice the design rate live through a broker (lag not growing, RSS drift ≤ 5 %), a
   flood of segment values (≤ max_segments + 1) and of never-clicked impressions (≤ the cap)
+* ``restart``  seconds from a SIGKILLed daemon's restart to /readyz 200 with the window state topic
+  ÷ without it, both clients, extrapolated to the design rate (target ≤ 30 s with it)
 * ``interleaving``  ``interleaving.sensitivity``: impressions until a 3 % NDCG@10 regression is
   detected, team-draft interleaving ÷ an A/B split with the same always-valid test, medians over
   20 seeds (target ≤ 0.1)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
-shared. ``daemon``, ``rebuild`` and ``load`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one
-is started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
+shared (``restart`` times wall clock: what a restart costs is elapsed time). ``daemon``,
+``rebuild``, ``load`` and ``restart`` need a broker: ``KAFKA_BOOTSTRAP_SERVERS``, else one is
+started with ``scripts/kafka-broker`` for the run. Exit status: 0 when every benchmark ran
 (targets missed or not), 1 when one failed.
 """
 
@@ -53,6 +56,7 @@ SCRIPTS = {
     "consumer": "bench_daemon.py",
     "scaling": "bench_scaling.py",
     "load": "bench_load.py",
+    "restart": "bench_restart.py",
     "interleaving": "bench_interleaving.py",
 }
 
@@ -80,7 +84,7 @@ def run_script(script: str, quick: bool, out: Path, log: Path) -> tuple[int, flo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 2-3 minutes)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (about 4 minutes)")
     parser.add_argument("--json", type=Path, default=None, help="also write the table to FILE")
     parser.add_argument(
         "--only", default=None, metavar="NAME[,NAME…]", help=f"some of: {', '.join(SCRIPTS)}"

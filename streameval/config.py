@@ -173,6 +173,9 @@ class EvaluationSettings(BaseModel):
     #: is invalid (reason "future_timestamp"): one event from a wrong clock would otherwise move
     #: the watermark ahead for good and make every in-time event after it late (extension)
     max_future_skew: Duration = 300_000
+    #: the control arm of an A/B test (DESIGN §9): the segment labels (and values) that mark it;
+    #: the ``vs_control`` detector compares every other segment with it
+    control: dict[str, str] = Field(default_factory=lambda: {"arm": "control"}, min_length=1)
     #: interleaved lists: credit, detector (extension)
     interleaving: InterleavingSettings = InterleavingSettings()
 
@@ -192,7 +195,7 @@ class EvaluationSettings(BaseModel):
             raise ValueError("ks: each cutoff may appear once")
         if len(set(self.segment_labels)) != len(self.segment_labels):
             raise ValueError("segment_labels: each label may appear once")
-        reserved = {"k", "window", "relevance", "outcome"}
+        reserved = {"k", "window", "relevance", "outcome", "detector"}
         if clash := reserved.intersection(self.segment_labels):
             raise ValueError(f"segment_labels: {sorted(clash)} are reserved label names")
         return self
@@ -200,6 +203,42 @@ class EvaluationSettings(BaseModel):
     @property
     def window_names(self) -> tuple[str, ...]:
         return tuple(format_duration(w) for w in self.windows)
+
+
+class DetectionSettings(BaseModel):
+    """Sequential regression detectors (DESIGN §9; README "Regression detection")."""
+
+    model_config = _FROZEN
+
+    #: which detectors run; () turns detection off
+    detectors: tuple[Literal["vs_control", "vs_baseline"], ...] = ("vs_control", "vs_baseline")
+    #: the smallest relative drop of NDCG@k worth a page (the CUSUM is tuned to it)
+    min_relative_drop: float = Field(0.02, gt=0.0, lt=1.0)
+    #: the false-alarm target: at most one false alarm per this much event time per series
+    false_alarm_every: Duration = 30 * 86_400_000
+    #: the cutoffs watched (each among ``evaluation.ks``; left at its default and 10 not
+    #: scored, the largest of ``evaluation.ks`` is watched)
+    ks: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field((10,), min_length=1)
+    #: the relevance sources watched
+    relevance: tuple[Literal["judged", "implicit"], ...] = Field(
+        ("judged", "implicit"), min_length=1
+    )
+    #: memory of the references, levels and variances (exponential forgetting in event time)
+    half_life: Duration = 1_200_000
+    #: queries remembered per series for their own reference (least recently seen forgotten)
+    max_queries: int = Field(10_000, ge=1)
+    #: a series steps once its residual variance rests on this many lists (warm-up)
+    min_lists: int = Field(200, ge=2)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> DetectionSettings:
+        for name in ("detectors", "ks", "relevance"):
+            values = getattr(self, name)
+            if len(set(values)) != len(values):
+                raise ValueError(f"{name}: each value may appear once")
+        if self.half_life <= 0:
+            raise ValueError("half_life must be positive")
+        return self
 
 
 # --- [input]: the formats of the topics and files read (DESIGN §11) ----------------------------
@@ -400,7 +439,26 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = KafkaSettings()
     metrics: MetricsSettings = MetricsSettings()
     evaluation: EvaluationSettings = EvaluationSettings()
+    detection: DetectionSettings = DetectionSettings()
     input: InputSettings = InputSettings()
+
+    @model_validator(mode="after")
+    def _detection_fits_evaluation(self) -> Settings:
+        ev, det = self.evaluation, self.detection
+        if not det.detectors:
+            return self
+        missing = sorted(set(det.ks) - set(ev.ks))
+        if missing and "ks" in det.model_fields_set:
+            raise ValueError(f"detection.ks: {missing} not among evaluation.ks {list(ev.ks)}")
+        if det.false_alarm_every <= ev.bucket:
+            raise ValueError("detection.false_alarm_every: must be longer than evaluation.bucket")
+        unknown = sorted(set(ev.control) - set(ev.segment_labels))
+        if "vs_control" in det.detectors and unknown:
+            raise ValueError(
+                f"evaluation.control: {unknown} not among evaluation.segment_labels "
+                f"{list(ev.segment_labels)} (or leave vs_control out of detection.detectors)"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -27,6 +27,7 @@ from prometheus_client import CollectorRegistry
 
 from streameval import __version__
 from streameval.config import Settings
+from streameval.detect import detectors_for, with_detection
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
@@ -100,12 +101,16 @@ class Daemon:
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
         self._current: RawRecord | None = None
+        self._lag: dict[tuple[str, int], int] = {}
+        # the regression detectors: one more consumer of finalized lists (DESIGN §9)
+        self._detectors = detectors_for(settings)
         formats = Formats(settings.input, settings.evaluation.max_record_bytes)
         formats.check()  # a wrong mapping or schema file fails at start
         self._pipeline = Pipeline(
             settings.evaluation,
             dead_letter=self._dead_letter,
             persist=bool(settings.kafka.state_topic),
+            consumers=() if self._detectors is None else (self._detectors,),
             decoder_for=formats.by_topic_source,
         )
         self._invalid_log = InvalidRecordLog()
@@ -115,7 +120,7 @@ class Daemon:
         self._longest_ms = max(settings.evaluation.windows)
         # records the re-reads needed that retention had deleted (since start)
         self._records_deleted = 0
-        self._box = SnapshotBox(self._pipeline.snapshot())
+        self._box = SnapshotBox(self._snapshot())
         # /readyz says the readiness of the last *published* snapshot, so that a 200 is never
         # served beside figures from before the rebuild it announces
         self._ready = self._published_ready = False
@@ -126,7 +131,6 @@ class Daemon:
         self._stale_s = 3 * max(iv.lag_s, iv.commit_s)
         # end offsets to reach before /readyz says ready (None: no assignment yet)
         self._catch_up_to: dict[TopicPartition, int] | None = None
-        self._lag: dict[tuple[str, int], int] = {}
         self._stream: Stream | None = None
         self._registry = CollectorRegistry()
         self._registry.register(SnapshotCollector(self._box.get, version=__version__))
@@ -144,6 +148,9 @@ class Daemon:
             tls_keyfile=m.tls_keyfile,
             basic_auth=auth,
         )
+
+    def _snapshot(self) -> Snapshot:
+        return with_detection(self._pipeline.snapshot(consumer_lag=self._lag), self._detectors)
 
     @property
     def ready(self) -> bool:
@@ -258,7 +265,7 @@ class Daemon:
         state = self._state
         self._box.publish(
             replace(
-                self._pipeline.snapshot(consumer_lag=self._lag),
+                self._snapshot(),
                 state_records_invalid=0 if state is None else state.table.invalid,
                 reread_records_deleted=self._records_deleted,
                 ready=ready,

@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry
 
 from streameval import __version__
 from streameval.config import Settings
+from streameval.detect import detectors_for, with_detection
 from streameval.errors import ConfigError
 from streameval.export.collector import SnapshotCollector
 from streameval.export.history import History
@@ -68,10 +69,14 @@ class Demo:
         self.tick_ms = tick_ms or settings.evaluation.bucket
         if self.tick_ms <= 0:
             raise ConfigError(f"demo tick: must be > 0 ms, got {self.tick_ms}")
-        self.pipeline = Pipeline(settings.evaluation)
+        self.detectors = detectors_for(settings)
+        self.pipeline = Pipeline(
+            settings.evaluation,
+            consumers=() if self.detectors is None else (self.detectors,),
+        )
         self.pipeline.add_source(SOURCE)
         self.history = History(history_points)
-        self._latest = self.pipeline.snapshot()
+        self._latest = with_detection(self.pipeline.snapshot(), self.detectors)
         self.registry = CollectorRegistry()
         self.registry.register(SnapshotCollector(self.latest, version=__version__))
 
@@ -122,7 +127,7 @@ class Demo:
         return self._latest
 
     def _publish(self, event_ms: int, on_tick: Callable[[DemoTick], None] | None) -> None:
-        snapshot = self.pipeline.snapshot()
+        snapshot = with_detection(self.pipeline.snapshot(), self.detectors)
         self._latest = snapshot
         self.history.record(snapshot)
         if on_tick is not None:

@@ -14,7 +14,7 @@ each complete bucket once, in order, and never act on an incomplete one.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from streameval.scored import ScoredList
 
@@ -28,3 +28,27 @@ class ListConsumer(Protocol):
         """The evaluation horizon is now ``horizon_ms``: every list with an impression before
         it has been handed to :meth:`add`."""
         ...
+
+
+@runtime_checkable
+class JudgedEarlyConsumer(ListConsumer, Protocol):
+    """A consumer that also takes judged scores without the attribution wait (DESIGN §9).
+
+    A judged score does not depend on clicks, so the pipeline scores a list's judged source once
+    the watermark has passed its impression (no impression can then still arrive before it), a
+    whole bucket at a time: when the watermark completes the bucket of its impression, it hands
+    each list to :meth:`add_judged` (a :class:`ScoredList` with the judged source only); then
+    it calls :meth:`advance_judged` with that bucket boundary: every impression before it has
+    been handed out. Buckets of judged scores complete on the watermark as the others do on the
+    horizon. The same list still reaches :meth:`add` when finalized; the windows keep their
+    horizon.
+
+    :meth:`reset`: the stream is about to be re-read from the last commit (a rebalance): what the
+    consumer holds for buckets it has not closed will be handed to it again.
+    """
+
+    def add_judged(self, scored: ScoredList) -> None: ...
+
+    def advance_judged(self, watermark_ms: int) -> None: ...
+
+    def reset(self) -> None: ...

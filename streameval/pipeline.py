@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from streameval.config import EvaluationSettings
 from streameval.events.decode import Decoder, Invalid, dedup_key
 from streameval.events.models import Event, Impression, Judgment
-from streameval.finalized import ListConsumer
+from streameval.finalized import JudgedEarlyConsumer, ListConsumer
 from streameval.intake import IntakeCounters
 from streameval.interleave import InterleavingStore
 from streameval.join import (
@@ -82,6 +82,8 @@ class Pipeline:
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
+        #: those of them that take judged scores once the watermark passes the impression
+        self._early = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
         self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
         #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
         self._decoder_for = decoder_for
@@ -119,6 +121,7 @@ class Pipeline:
             segment_of=self._segments.segment_of,
             max_open_lists=settings.max_open_lists,
             max_pending_clicks=settings.max_pending_clicks,
+            pass_bucket_ms=settings.bucket if self._early else None,
         )
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
@@ -132,6 +135,8 @@ class Pipeline:
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop)
         self._due: float = math.inf
+        # the watermark at which a list's impression is passed (judged scores handed early)
+        self._early_due: float = math.inf
         self._finished = False
         # the window state changelog: per source, the buckets not yet in the state topic, and
         # the bucket start before which every bucket of a source is there (restored or written)
@@ -152,6 +157,8 @@ class Pipeline:
         self._interleaving.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
+        for consumer in self._early:
+            consumer.reset()
 
     # --- intake -----------------------------------------------------------------------------
 
@@ -214,9 +221,7 @@ class Pipeline:
                     self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
             if outcome is Outcome.ACCEPTED:
-                due = ts + self._attribution  # when this list is finalized
-                self._due = min(self._due, due)
-                self._evict_over_cap()
+                self._opened(ts)
             kind = "impression"
         else:
             key = dedup_key(event, raw)
@@ -227,9 +232,22 @@ class Pipeline:
             kind = "click"
         tracker.observe(source, ts)
         watermark = tracker.watermark
-        if watermark is not None and watermark >= self._due:
-            self.advance()
+        if watermark is not None:
+            if watermark >= self._early_due:
+                self._pass_judged(watermark)
+            if watermark >= self._due:
+                self.advance()
         return _OFFERED[outcome, kind]
+
+    def _opened(self, ts: int) -> None:
+        """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
+        due = ts + self._attribution  # when this list is finalized
+        self._due = min(self._due, due)
+        if self._early:
+            # its judged score goes out once the watermark completes its bucket
+            due = ts - ts % self._bucket_ms + self._bucket_ms
+            self._early_due = min(self._early_due, due)
+        self._evict_over_cap()
 
     def _source_decoder(self, source: str) -> RecordDecoder:
         decode = self._decoders.get(source)
@@ -333,6 +351,8 @@ class Pipeline:
         if watermark is None:
             return
         joiner = self._joiner
+        if watermark >= self._early_due:
+            self._pass_judged(watermark)
         for lst in joiner.finalize(watermark):
             self._fold(lst)
         expired = joiner.expire_pending(watermark)
@@ -356,12 +376,21 @@ class Pipeline:
         if self._finished:
             return
         self._finished = True
+        newest = self._watermark.newest
+        if self._early:
+            for lst in self._joiner.passed(math.inf):
+                scored = self._scorer.score_judged(lst, self._judgments)
+                for early in self._early:
+                    early.add_judged(scored)
+            if newest is not None:
+                end = bucket_start(newest, self._settings.bucket) + self._settings.bucket
+                for early in self._early:
+                    early.advance_judged(end)
         for lst in self._joiner.finalize_all():
             self._fold(lst)
         expired = self._joiner.expire_pending(None)
         self._intake.pending -= expired
         self._intake.unmatched += expired
-        newest = self._watermark.newest
         if newest is not None:
             bucket = self._settings.bucket
             horizon = bucket_start(newest, bucket) + bucket
@@ -420,7 +449,30 @@ class Pipeline:
         """The bucket start before which every bucket of ``source`` is in the state topic."""
         return self._persisted_before.get(source)
 
+    def _pass_judged(self, watermark: int) -> None:
+        """Hand out the judged score of every list in a bucket the watermark completed (whole
+        buckets at a time: one call per bucket, not per impression)."""
+        bucket = self._bucket_ms
+        cut = watermark - watermark % bucket
+        joiner = self._joiner
+        score, judgments, early = self._scorer.score_judged, self._judgments, self._early
+        for lst in joiner.passed(cut):
+            scored = score(lst, judgments)
+            for consumer in early:
+                consumer.add_judged(scored)
+        nxt = joiner.next_passed()  # the earliest impression not handed out, + 1
+        self._early_due = nxt if nxt == math.inf else (nxt - 1) - (nxt - 1) % bucket + bucket
+        for consumer in self._early:
+            consumer.advance_judged(cut)
+
     def _fold(self, lst: OpenList) -> None:
+        if self._early and lst.early is None:
+            # finalized before the watermark completed its bucket (an attribution window
+            # shorter than a bucket): its judged score goes out now, still before the bucket
+            # closes, and is reused just below
+            judged = self._scorer.score_judged(lst, self._judgments)
+            for early in self._early:
+                early.add_judged(judged)
         scored = self._scorer.score(lst, self._judgments)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from streameval.scored import ScoredList
-from streameval.snapshot import Intake, Snapshot
+from streameval.snapshot import DetectionRow, Intake, Snapshot
 
 
 def _segment(labels: tuple[str, ...], values: tuple[str, ...]) -> dict[str, str]:
@@ -56,6 +56,23 @@ def windows_json(snapshot: Snapshot) -> list[dict[str, Any]]:
     return rows
 
 
+def detection_json(labels: tuple[str, ...], rows: tuple[DetectionRow, ...]) -> list[dict[str, Any]]:
+    """DESIGN §7's ``"detection"`` rows: one per detector and series."""
+    return [
+        {
+            "detector": row.detector,
+            "k": row.k,
+            "relevance": row.relevance,
+            "segment": _segment(labels, row.segment),
+            "statistic": row.statistic,
+            "threshold": row.threshold,
+            "alarm": row.alarm,
+            "first_alarm": row.first_alarm_ms,
+        }
+        for row in rows
+    ]
+
+
 def interleaving_json(snapshot: Snapshot) -> list[dict[str, Any]]:
     """DESIGN §7: one row per window and ordered pair of rankers."""
     return [
@@ -93,9 +110,12 @@ def interleaving_detection_json(snapshot: Snapshot) -> list[dict[str, Any]]:
 
 
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
-    """``replay --output json``: the final windows and the intake accounting, and with
-    interleaved lists the ``"interleaving"`` rows and their detector's ``"detection"`` rows."""
+    """``replay --output json``: the final windows and the intake accounting; with detectors,
+    their ``"detection"`` rows; with interleaved lists the ``"interleaving"`` rows and their
+    detector's ``"detection"`` rows too."""
     out = _snapshot_json(snapshot)
+    if snapshot.detection:
+        out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
     if snapshot.interleaving or snapshot.interleaving_tests:
         out["interleaving"] = interleaving_json(snapshot)
         out["detection"] = [*out.get("detection", []), *interleaving_detection_json(snapshot)]

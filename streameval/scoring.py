@@ -46,6 +46,23 @@ def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool)
     return grades_in_rank_order(doc_ids, grade_of)
 
 
+def _scored(
+    lst: OpenList, sources: tuple[SourceScore, ...], interleaved: Interleaved | None = None
+) -> ScoredList:
+    return ScoredList(
+        lst.request_id,
+        lst.query_id,
+        lst.timestamp,
+        lst.labels,
+        lst.segment,
+        sources,
+        lst.clicked,
+        lst.first_click_rank,
+        lst.interacted,
+        interleaved,
+    )
+
+
 def _interleaved(
     lst: OpenList, teams: tuple[str | None, ...], credit: str, cap: TeamCap
 ) -> Interleaved:
@@ -100,18 +117,25 @@ class ListScorer:
         # whether a doc repeats (it then gains only at its first position): asked once per list
         doc_ids = lst.doc_ids
         unique = len(set(doc_ids)) == len(doc_ids)
-        return ScoredList(
-            lst.request_id,
-            lst.query_id,
-            lst.timestamp,
-            lst.labels,
-            lst.segment,
-            (self._implicit(lst, unique), self._judged(lst, judgments, unique)),
-            lst.clicked,
-            lst.first_click_rank,
-            lst.interacted,
-            None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams),
+        early = lst.early
+        if early is not None and early[0] == judgments.version(lst.query_id):
+            judged = early[1]  # scored when the watermark passed it; no judgment changed since
+        else:
+            judged = self._judged(lst, judgments, unique)
+        interleaved = (
+            None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams)
         )
+        return _scored(lst, (self._implicit(lst, unique), judged), interleaved)
+
+    def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
+        """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait
+        for clicks). Remembered on the list, with the judgment table's version of its query, so
+        that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
+        windows still see the judgments known at finalization)."""
+        doc_ids = lst.doc_ids
+        judged = self._judged(lst, judgments, len(set(doc_ids)) == len(doc_ids))
+        lst.early = (judgments.version(lst.query_id), judged)
+        return _scored(lst, (judged,))
 
     def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:
         if lst.grades is None:  # no interaction: every grade 0 (most lists)

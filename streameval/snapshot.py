@@ -176,6 +176,26 @@ class Intake:
 
 
 @dataclass(frozen=True, slots=True)
+class DetectionRow:
+    """The state of one sequential regression detector series (DESIGN §9)."""
+
+    detector: str  # "vs_control" or "vs_baseline"
+    relevance: str
+    segment: Segment
+    k: int
+    statistic: float  # the CUSUM statistic W
+    threshold: float  # h: alarm while statistic >= threshold
+    alarm: bool
+    first_alarm_ms: int | None  # start of the bucket at which the alarm first held
+    #: estimated shift of NDCG@k (negative = a drop) over the current CUSUM excursion (the last
+    #: bucket when the statistic is 0) and its standard error; None before the first step
+    shift: float | None = None
+    shift_stderr: float | None = None
+    #: start of the last bucket the series stepped on (None while warming up)
+    bucket_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything the exporters show, as of one moment of the pipeline."""
 
@@ -207,3 +227,5 @@ class Snapshot:
     state_records_invalid: int = 0
     #: records a re-read needed that retention had deleted, since start
     reread_records_deleted: int = 0
+    #: regression detectors, one row per detector and series (empty when none run)
+    detection: tuple[DetectionRow, ...] = ()

@@ -545,10 +545,117 @@ def event_time_and_lag_row() -> Section:
     )
 
 
+def regression_detection_row() -> Section:
+    """DESIGN §9: what pages. Each detector series' CUSUM statistic against its threshold, the
+    estimated shift of NDCG@k with its 95 % band, and which series are in alarm."""
+    # every watched k (detection.ks, default 10), whatever the dashboard's $k says
+    series = "detector, k, relevance, ranker, arm"
+    watched = SEG
+    return Section(
+        "Regression detection",
+        (
+            ci_dashed(
+                timeseries_panel(
+                    "Detector statistic vs threshold",
+                    query(
+                        f"max by ({series}) (streameval_regression_statistic{{{watched}}})",
+                        "{{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
+                    ),
+                    query(
+                        "max by (detector) (streameval_regression_threshold)",
+                        "ci95 threshold {{detector}}",
+                    ),
+                    width=9,
+                    description="A one-sided CUSUM per series (README: Regression detection): "
+                    "it pages when the statistic reaches the dashed threshold, which gives one "
+                    "false alarm per 30 days per series on average.",
+                )
+            ),
+            ci_dashed(
+                timeseries_panel(
+                    "Estimated shift of the watched NDCG@k, 95 % band",
+                    query(
+                        f"max by ({series}) (streameval_regression_shift{{{watched}}})",
+                        "{{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
+                    ),
+                    query(
+                        f"max by ({series}) (streameval_regression_shift{{{watched}}}) - 1.96 * "
+                        f"max by ({series}) (streameval_regression_shift_stderr{{{watched}}})",
+                        "ci95 low {{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
+                    ),
+                    query(
+                        f"max by ({series}) (streameval_regression_shift{{{watched}}}) + 1.96 * "
+                        f"max by ({series}) (streameval_regression_shift_stderr{{{watched}}})",
+                        "ci95 high {{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
+                    ),
+                    width=9,
+                    description="The drop the detector estimates (negative: worse than its "
+                    "reference), with mean ± 1.96 standard errors.",
+                ).decimals(4)
+            ),
+            stat_panel(
+                "Series in alarm",
+                query(
+                    f"max by ({series}) (streameval_regression_alarm{{{SEG}}})",
+                    "{{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
+                ),
+                width=6,
+                unit="none",
+            ).thresholds(thresholds((None, "green"), (1, "red"))),
+        ),
+    )
+
+
+def interleaving_row() -> Section:
+    """DESIGN §10: team-draft interleaving, per ordered pair of rankers."""
+    pair = 'window="$window"'
+    return Section(
+        "Interleaving",
+        (
+            ci_dashed(
+                timeseries_panel(
+                    "Interleaving preference ($window), 95 % band",
+                    query(
+                        f"pair:streameval_interleaving_preference:mean{{{pair}}}",
+                        "{{ranker}} vs {{opponent}}",
+                    ),
+                    query(
+                        f"pair:streameval_interleaving_preference:ci95_low{{{pair}}}",
+                        "ci95 low {{ranker}} vs {{opponent}}",
+                    ),
+                    query(
+                        f"pair:streameval_interleaving_preference:ci95_high{{{pair}}}",
+                        "ci95 high {{ranker}} vs {{opponent}}",
+                    ),
+                    width=12,
+                    description="(wins - losses) / lists in [-1, 1]: below 0 the ranker's "
+                    "results get less credit than its opponent's on the same pages.",
+                )
+                .min(-1)
+                .max(1)
+                .decimals(3)
+            ),
+            timeseries_panel(
+                "Interleaving outcomes per second",
+                query(
+                    "sum by (ranker, opponent, outcome) "
+                    "(rate(streameval_interleaving_outcomes_total[5m]))",
+                    "{{ranker}} vs {{opponent}}: {{outcome}}",
+                ),
+                width=12,
+                unit="none",
+                stacked=True,
+            ),
+        ),
+    )
+
+
 #: The dashboard, top to bottom.
 ROWS: tuple[Callable[[], Section], ...] = (
     now_row,
     ranking_quality_row,
+    regression_detection_row,
+    interleaving_row,
     judged_vs_implicit_row,
     engagement_row,
     throughput_and_intake_row,

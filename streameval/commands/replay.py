@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
+    from streameval.detect import detectors_for, with_detection
     from streameval.events.formats import Formats
     from streameval.pipeline import Pipeline
     from streameval.replay import file_decoders, replay
@@ -62,10 +63,12 @@ def run(args: argparse.Namespace) -> int:
     on_scored = print_list if args.output == "lists" else None
     formats = Formats(settings.input, settings.evaluation.max_record_bytes)
     formats.check()
+    detectors = detectors_for(settings)
     pipeline = Pipeline(
         settings.evaluation,
         on_scored=on_scored,
         decoder_for=file_decoders(formats, args.files),
+        consumers=() if detectors is None else (detectors,),
     )
     replay(
         pipeline,
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         finish=not args.no_finish,
         formats=formats,
     )
-    snapshot = pipeline.snapshot()
+    snapshot = with_detection(pipeline.snapshot(), detectors)
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)
         out.write("\n")

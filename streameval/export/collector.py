@@ -33,7 +33,7 @@ KNOWN_EVENT_TYPES: tuple[str, ...] = ("impression", "click", "judgment")
 
 _LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 #: Label names the collector uses itself next to the segment labels.
-_OWN_LABELS = frozenset(names.WINDOW_LABELS)
+_OWN_LABELS = frozenset((*names.WINDOW_LABELS, *names.DETECTION_LABELS))
 
 _HELP: dict[str, str] = {
     names.NDCG: "Mean NDCG@k of the lists whose impression falls in the window, as of the "
@@ -86,11 +86,20 @@ _HELP: dict[str, str] = {
     "(95% band = preference +/- 1.96 * stderr); omitted below 2 lists.",
     names.INTERLEAVING_OUTCOMES_TOTAL: "Interleaved lists since start by ranker, opponent and "
     "outcome (win, loss, tie, no_click).",
-    names.REGRESSION_STATISTIC: "Sequential detector statistic (interleaving: log of the "
-    "mixture likelihood ratio that the ranker is worse than the opponent).",
-    names.REGRESSION_THRESHOLD: "The statistic's alarm threshold (interleaving: log(1/alpha), "
-    "alpha bounding the chance of ever a false alarm).",
-    names.REGRESSION_ALARM: "1 while the detector's statistic is at or beyond its threshold.",
+    names.REGRESSION_STATISTIC: "Sequential detector statistic: vs_control and vs_baseline, "
+    "the CUSUM of the log-likelihood ratio of a drop of detection.min_relative_drop against "
+    "none, per bucket; interleaving, the log of the mixture likelihood ratio that the ranker "
+    "is worse than the opponent.",
+    names.REGRESSION_THRESHOLD: "The statistic's alarm threshold (vs_control, vs_baseline: "
+    "log of the false-alarm period in buckets, Lorden 1971; interleaving: log(1/alpha)).",
+    names.REGRESSION_ALARM: "1 while the regression detector's statistic is at or beyond its "
+    "threshold, else 0.",
+    names.REGRESSION_SHIFT: "Estimated shift of NDCG@k behind the detector (negative = a drop; "
+    "vs_control: against the control arm, vs_baseline: against its own past), over the "
+    "current excursion of the statistic.",
+    names.REGRESSION_SHIFT_STDERR: "Standard error of streameval_regression_shift.",
+    names.REGRESSION_FIRST_ALARM: "Event time of the bucket at which the detector's alarm "
+    "first held, in Unix seconds (absent until it has).",
     names.STATE_RECORDS_INVALID_TOTAL: "Records of the state topic that were not a bucket of "
     "ours (corrupt or foreign): skipped; their partition is re-read in full.",
     names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
@@ -127,6 +136,9 @@ _GAUGES: tuple[str, ...] = (
     names.REGRESSION_STATISTIC,
     names.REGRESSION_THRESHOLD,
     names.REGRESSION_ALARM,
+    names.REGRESSION_SHIFT,
+    names.REGRESSION_SHIFT_STDERR,
+    names.REGRESSION_FIRST_ALARM,
 )
 _COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,
@@ -213,6 +225,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_intake_families(snapshot))
     families.extend(_state_families(snapshot, version))
     families.extend(_interleaving_families(snapshot))
+    families.extend(_detection_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 
@@ -350,9 +363,46 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     return families
 
 
+def _detection_families(snapshot: Snapshot) -> list[Metric]:
+    """DESIGN §9: every detector's state, one family per name. The NDCG detectors
+    (``vs_control``, ``vs_baseline``) label by detector, k, relevance and the segment labels;
+    the ``interleaving`` detector by detector, ranker and opponent (a family's samples may
+    carry different label names)."""
+    statistic = _gauge(names.REGRESSION_STATISTIC)
+    threshold = _gauge(names.REGRESSION_THRESHOLD)
+    alarm = _gauge(names.REGRESSION_ALARM)
+    shift = _gauge(names.REGRESSION_SHIFT)
+    stderr = _gauge(names.REGRESSION_SHIFT_STDERR)
+    first = _gauge(names.REGRESSION_FIRST_ALARM)
+    seg = snapshot.segment_labels
+    for row in snapshot.detection:
+        values = _segment_values(row.segment, seg, "detection")
+        labels = {"detector": row.detector, "k": str(row.k), "relevance": row.relevance}
+        labels.update(zip(seg, values, strict=True))
+        statistic.add_sample(names.REGRESSION_STATISTIC, labels, row.statistic)
+        threshold.add_sample(names.REGRESSION_THRESHOLD, labels, row.threshold)
+        alarm.add_sample(names.REGRESSION_ALARM, labels, 1.0 if row.alarm else 0.0)
+        if row.shift is not None:
+            shift.add_sample(names.REGRESSION_SHIFT, labels, row.shift)
+        if row.shift_stderr is not None:
+            stderr.add_sample(names.REGRESSION_SHIFT_STDERR, labels, row.shift_stderr)
+        if row.first_alarm_ms is not None:
+            first.add_sample(names.REGRESSION_FIRST_ALARM, labels, _seconds(row.first_alarm_ms))
+    for test in snapshot.interleaving_tests:
+        pair = {
+            "detector": names.INTERLEAVING_DETECTOR,
+            "ranker": test.ranker,
+            "opponent": test.opponent,
+        }
+        statistic.add_sample(names.REGRESSION_STATISTIC, pair, test.statistic)
+        threshold.add_sample(names.REGRESSION_THRESHOLD, pair, test.threshold)
+        alarm.add_sample(names.REGRESSION_ALARM, pair, 1.0 if test.alarm else 0.0)
+    return [statistic, threshold, alarm, shift, stderr, first]
+
+
 def _interleaving_families(snapshot: Snapshot) -> list[Metric]:
-    """DESIGN §10: the window figures per ordered ranker pair, the outcomes counter, and the
-    state of the ``interleaving`` detector (DESIGN §9 names)."""
+    """DESIGN §10: the window figures per ordered ranker pair and the outcomes counter (the
+    ``interleaving`` detector's state is in :func:`_detection_families`)."""
     labels = list(names.INTERLEAVING_LABELS)
     lists = _gauge(names.INTERLEAVING_LISTS, labels)
     wins = _gauge(names.INTERLEAVING_WINS, labels)
@@ -373,13 +423,4 @@ def _interleaving_families(snapshot: Snapshot) -> list[Metric]:
     outcomes = _counter(names.INTERLEAVING_OUTCOMES_TOTAL, ["ranker", "opponent", "outcome"])
     for (ranker, opponent, outcome), count in sorted(snapshot.interleaving_outcomes.items()):
         outcomes.add_metric([ranker, opponent, outcome], count)
-    test_labels = ["detector", "ranker", "opponent"]
-    statistic = _gauge(names.REGRESSION_STATISTIC, test_labels)
-    threshold = _gauge(names.REGRESSION_THRESHOLD, test_labels)
-    alarm = _gauge(names.REGRESSION_ALARM, test_labels)
-    for test in snapshot.interleaving_tests:
-        values = [names.INTERLEAVING_DETECTOR, test.ranker, test.opponent]
-        statistic.add_metric(values, test.statistic)
-        threshold.add_metric(values, test.threshold)
-        alarm.add_metric(values, 1.0 if test.alarm else 0.0)
-    return [lists, wins, ties, preference, stderr, outcomes, statistic, threshold, alarm]
+    return [lists, wins, ties, preference, stderr, outcomes]

@@ -59,15 +59,20 @@ INTERLEAVING_PREFERENCE = "streameval_interleaving_preference"
 INTERLEAVING_PREFERENCE_STDERR = "streameval_interleaving_preference_stderr"
 # counter, labels: ranker, opponent, outcome (win | loss | tie | no_click)
 INTERLEAVING_OUTCOMES_TOTAL = "streameval_interleaving_outcomes_total"
-# Regression detection (DESIGN §9), gauges; the interleaving detector's labels: detector,
-# ranker, opponent
+# Regression detection (DESIGN §9), gauges. Labels: detector, k, relevance + the segment labels
+# (vs_control, vs_baseline); detector, ranker, opponent (the interleaving detector)
 REGRESSION_STATISTIC = "streameval_regression_statistic"
 REGRESSION_THRESHOLD = "streameval_regression_threshold"
 REGRESSION_ALARM = "streameval_regression_alarm"
+REGRESSION_SHIFT = "streameval_regression_shift"  # extension: estimated shift of NDCG@k
+REGRESSION_SHIFT_STDERR = "streameval_regression_shift_stderr"  # extension: its standard error
+#: extension: event time (Unix seconds) of the bucket at which the alarm first held
+REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
 INTERLEAVING_DETECTOR = "interleaving"
 INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
 WINDOW_LABELS = ("k", "window", "relevance")
+DETECTION_LABELS = ("detector", "k", "relevance")
 
 #: Every sample name streameval exposes (what dashboards and rules may refer to).
 ALL: frozenset[str] = frozenset(
@@ -111,5 +116,8 @@ ALL: frozenset[str] = frozenset(
         STATE_RECORDS_INVALID_TOTAL,
         REREAD_RECORDS_DELETED_TOTAL,
         FORGOTTEN_IDS_TOTAL,
+        REGRESSION_SHIFT,
+        REGRESSION_SHIFT_STDERR,
+        REGRESSION_FIRST_ALARM,
     }
 )

@@ -112,6 +112,22 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
         ],
         "ndcg": ndcg,
         "engagement": engagement,
+        "detection": [
+            {
+                "detector": row.detector,
+                "relevance": row.relevance,
+                "k": row.k,
+                "segment": list(row.segment),
+                "labels": _segment(labels, row.segment),
+                "statistic": _num(row.statistic),
+                "threshold": _num(row.threshold),
+                "alarm": row.alarm,
+                "first_alarm_ms": row.first_alarm_ms,
+                "shift": _num(row.shift),
+                "shift_stderr": _num(row.shift_stderr),
+            }
+            for row in snapshot.detection
+        ],
         "interleaving": interleaving_payload(snapshot),
         "history": history.to_json(),
     }

@@ -20,9 +20,11 @@ from streameval.events.models import Judgment
 
 
 class _Query:
-    __slots__ = ("docs", "means", "pool")
+    __slots__ = ("docs", "means", "pool", "version")
 
-    def __init__(self) -> None:
+    def __init__(self, version: int) -> None:
+        #: the store's change stamp when this query's judgments last changed
+        self.version = version
         # doc_id -> judge -> (timestamp, grade)
         self.docs: dict[str, dict[str, tuple[int, float]]] = {}
         self.means: dict[str, float] | None = None
@@ -30,11 +32,12 @@ class _Query:
 
 
 class JudgmentStore:
-    __slots__ = ("_entries", "_queries")
+    __slots__ = ("_entries", "_queries", "_stamp")
 
     def __init__(self) -> None:
         self._queries: dict[str, _Query] = {}
         self._entries = 0
+        self._stamp = 0  # grows with every change of any query's judgments
 
     def apply(self, judgment: Judgment, *, replace: bool = False) -> bool:
         """Record a judgment; False when it changes nothing (the same grade and time again).
@@ -43,7 +46,7 @@ class JudgmentStore:
         its time (the latest value of a key in a compacted topic, as compaction keeps it)."""
         query = self._queries.get(judgment.query_id)
         if query is None:
-            query = self._queries[sys.intern(judgment.query_id)] = _Query()
+            query = self._queries[sys.intern(judgment.query_id)] = _Query(self._stamp)
         judges = query.docs.get(judgment.doc_id)
         if judges is None:
             judges = query.docs[sys.intern(judgment.doc_id)] = {}
@@ -59,7 +62,15 @@ class JudgmentStore:
         judges[judgment.judge] = entry
         query.means = None
         query.pool = None
+        self._stamp += 1
+        query.version = self._stamp
         return True
+
+    def version(self, query_id: str) -> int:
+        """A stamp that changes whenever ``query_id``'s judgments change (-1: it has none), so a
+        score computed earlier can be told still valid."""
+        query = self._queries.get(query_id)
+        return -1 if query is None else query.version
 
     def grades(self, query_id: str) -> Mapping[str, float]:
         """Judged grade of each judged doc of ``query_id`` (empty when none)."""
@@ -96,6 +107,8 @@ class JudgmentStore:
                 del self._queries[query_id]
         query.means = None
         query.pool = None
+        self._stamp += 1
+        query.version = self._stamp
         return True
 
     def __len__(self) -> int:

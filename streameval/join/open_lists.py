@@ -12,6 +12,7 @@ Each method returns the intake outcome of the event it was given; nothing here r
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -19,6 +20,7 @@ from enum import Enum
 from streameval.events.models import Click, Impression
 from streameval.join.closed_ids import ClosedIds
 from streameval.join.pending import PendingClicks
+from streameval.scored import SourceScore
 from streameval.snapshot import Segment
 
 #: the segment label an interleaved list without a ``ranker`` label is scored under, and its value
@@ -60,6 +62,7 @@ class OpenList:
         "clicked_docs",
         "counted_before",
         "doc_ids",
+        "early",
         "first_click_rank",
         "grades",
         "interaction_keys",
@@ -94,6 +97,9 @@ class OpenList:
         self.clicked_docs: set[str] | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
+        #: its judged score taken when the watermark passed the impression, with the judgment
+        #: table's version of its query then (reused at finalization if still current)
+        self.early: tuple[int, SourceScore] | None = None
         #: the input it was read from (a Kafka partition, a replay file)
         self.source = source
 
@@ -140,6 +146,7 @@ class Joiner:
         segment_of: Callable[[Mapping[str, str]], Segment],
         max_open_lists: int,
         max_pending_clicks: int,
+        pass_bucket_ms: int | None = None,
     ) -> None:
         self._attribution_ms = attribution_ms
         self._grades = grades
@@ -147,6 +154,12 @@ class Joiner:
         self._max_open = max_open_lists
         self._open: dict[str, OpenList] = {}
         self._deadlines: list[tuple[int, int, str]] = []  # (impression ts, seq, request_id)
+        # lists the watermark has not passed yet (for judged scores without the attribution
+        # wait), kept only when asked for: (impression ts, seq, request_id)
+        # lists the watermark has not passed yet, by the start of their event-time bucket (for
+        # judged scores without the attribution wait), kept only when asked for
+        self._pass_bucket = pass_bucket_ms
+        self._unpassed: dict[int, list[OpenList]] = {}
         self._seq = 0
         # ids of finalized and evicted lists, to tell a late click read in time from one that waits
         self._closed = ClosedIds(2 * attribution_ms, max_open_lists)
@@ -180,6 +193,14 @@ class Joiner:
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
+        pb = self._pass_bucket
+        if pb is not None:
+            b = impression.timestamp - impression.timestamp % pb
+            bucket = self._unpassed.get(b)
+            if bucket is None:
+                self._unpassed[b] = [lst]
+            else:
+                bucket.append(lst)
         waiting = self._pending.take(rid)
         if not waiting:
             return Outcome.ACCEPTED, []
@@ -225,6 +246,23 @@ class Joiner:
                 closed.add(rid, ts)
                 yield lst
         closed.forget(watermark)
+
+    def passed(self, cut: float) -> Iterator[OpenList]:
+        """Hand out (once, bucket by bucket in time order) every open list of a bucket that
+        starts before ``cut`` (a bucket boundary the watermark has reached, or infinity; only
+        with ``pass_bucket_ms``): no impression of those buckets can still be accepted. Lists
+        already finalized or evicted are left out."""
+        unpassed = self._unpassed
+        opened = self._open
+        for b in sorted(b for b in unpassed if b < cut):
+            for lst in unpassed.pop(b):
+                if opened.get(lst.request_id) is lst:
+                    yield lst
+
+    def next_passed(self) -> float:
+        """The start of the earliest bucket with a list not handed out yet, + 1 (infinity when
+        none): :meth:`passed` has work once the watermark completes that bucket."""
+        return min(self._unpassed) + 1 if self._unpassed else math.inf
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work

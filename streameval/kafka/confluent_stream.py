@@ -306,10 +306,18 @@ class ConfluentStream:
             lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
         )
         for c in committed:
-            if c.offset >= 0:
-                cp = Checkpoint.decode(c.metadata)
-                if cp is not None:
-                    out[TopicPartition(c.topic, c.partition)] = cp
+            if c.offset < 0:
+                continue
+            try:
+                metadata = c.metadata
+            except (UnicodeDecodeError, ValueError):  # not NUL-terminated (librdkafka#4649)
+                _LOG.warning(
+                    "%s/%d: unreadable commit metadata; no checkpoint", c.topic, c.partition
+                )
+                continue
+            cp = Checkpoint.decode(metadata)
+            if cp is not None:
+                out[TopicPartition(c.topic, c.partition)] = cp
         return out
 
     def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:

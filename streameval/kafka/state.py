@@ -149,8 +149,14 @@ class StateTopic:
         self.table = StateTable(group, bucket_ms)
         self._reader = JudgmentReader([topic], config, what="state")
         try:
+            # max_block_ms: a send waits at most this for metadata (kafka-python's default, 60 s,
+            # stalled the whole loop through a broker outage, and the group dropped the member)
             self._producer = KafkaProducer(
-                **config, enable_idempotence=True, acks="all", linger_ms=5
+                **config,
+                enable_idempotence=True,
+                acks="all",
+                linger_ms=5,
+                max_block_ms=int(flush_timeout_s * 1000),
             )
         except KafkaError as exc:
             self._reader.close()

@@ -69,6 +69,19 @@ class SimConfig:
     #: exactly this share while its ideal DCG (the judged pool) stays: the expected NDCG@k drops
     #: by this share for every k, with `ideal = "pool"` and `unjudged = "zero"` (the defaults).
     regression_size: float = 0.2
+    #: one ranker serves every request (no A/B test): the ``control`` ranker, labelled only
+    #: ``ranker``; the regression then hits all traffic (issue 11)
+    single_ranker: bool = False
+
+    # --- the daily cycle of the query mix (issue 11) ---
+    #: how far the query mix swings over a day: the queries whose candidates are richer in
+    #: relevant documents (above the median) have their popularity scaled by
+    #: ``1 + a·sin(2π·(t/day + phase))``, the others by ``1 - a·sin(…)``; each query's own lists
+    #: do not change, but the mean NDCG moves by several per cent with no regression. 0 = off.
+    daily_amplitude: float = 0.0
+    #: the cycle's length, and where in it the simulation starts (a share of the day)
+    day_ms: int = 86_400_000
+    daily_phase: float = 0.0
 
     # --- the click model (position-based: examine, then click if attractive) ---
     #: P(examine rank i) = 1 / i**examination_decay
@@ -130,6 +143,8 @@ class SimConfig:
             "judged_share",
             "rater_noise",
             "noise_share",
+            "daily_amplitude",
+            "daily_phase",
             "interleaving_share",
         ):
             _probability(name, getattr(self, name))
@@ -150,6 +165,8 @@ class SimConfig:
             raise ConfigError("max_interaction_delay_ms: must be >= 1")
         if self.regression_at_ms is not None and self.regression_at_ms < 0:
             raise ConfigError(f"regression_at_ms: must be >= 0, got {self.regression_at_ms}")
+        if self.day_ms < 1:
+            raise ConfigError(f"day_ms: must be >= 1, got {self.day_ms}")
         if self.control.name == self.treatment.name:
             raise ConfigError("control and treatment rankers need different names")
 

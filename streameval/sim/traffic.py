@@ -19,7 +19,9 @@ are derived from the seed, so switching the regression on changes nothing before
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
 import math
 import random
 from collections.abc import Iterator
@@ -87,6 +89,42 @@ def _next(t: float, rate: float, rng: random.Random) -> float:
     return t + rng.expovariate(rate) * 1000.0 if rate > 0 else math.inf
 
 
+class DailyMix:
+    """The query mix of a day (``daily_amplitude``): the catalogue split at the median count of
+    relevant (grade ≥ 2) candidates; the richer half's popularity swings with
+    ``1 + a·sin(2π·(t/day + phase))``, the other half's against it. Within a half, queries keep
+    their Zipf popularity."""
+
+    def __init__(self, catalogue: Catalogue, config: SimConfig, start_ms: int) -> None:
+        self._config = config
+        self._start = start_ms
+        rich_counts = [sum(g >= 2 for g in q.grades) for q in catalogue.queries]
+        median = sorted(rich_counts)[len(rich_counts) // 2]
+        self.rich = tuple(c > median for c in rich_counts)
+        self._halves: list[tuple[list[int], list[float], float]] = []
+        for want in (True, False):
+            members = [i for i, r in enumerate(self.rich) if r is want]
+            weights = [catalogue.popularity(i) for i in members]
+            total = sum(weights)
+            cumulative = list(itertools.accumulate(w / total for w in weights)) if total else []
+            self._halves.append((members, cumulative, total))
+
+    def swing(self, now_ms: float) -> float:
+        """``a·sin(2π·(t/day + phase))`` at ``now_ms``."""
+        c = self._config
+        turn = (now_ms - self._start) / c.day_ms + c.daily_phase
+        return c.daily_amplitude * math.sin(2.0 * math.pi * turn)
+
+    def pick(self, now_ms: float, rng: random.Random) -> int:
+        """A query index drawn from the mix at ``now_ms``."""
+        swing = self.swing(now_ms)
+        (rich, rich_cum, rich_w), (poor, poor_cum, poor_w) = self._halves
+        p_rich = rich_w * (1 + swing) / (rich_w * (1 + swing) + poor_w * (1 - swing))
+        members, cumulative = (rich, rich_cum) if rng.random() < p_rich else (poor, poor_cum)
+        i = bisect.bisect_right(cumulative, rng.random())
+        return members[min(i, len(members) - 1)]
+
+
 def traffic(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     """The simulated stream from ``start_ms`` (epoch milliseconds, event time)."""
     stream = _events(config, start_ms)
@@ -117,6 +155,9 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
         TREATMENT: {"ranker": config.treatment.name, "arm": TREATMENT},
         INTERLEAVED: {"arm": INTERLEAVED},
     }
+    if config.single_ranker:
+        labels[CONTROL] = {"ranker": config.control.name}
+    mix = DailyMix(catalogue, config, start_ms) if config.daily_amplitude > 0 else None
     drafts = _rng(config, "interleaving")
     pending: list[tuple[int, int, SimRecord]] = []  # (time, sequence, record): a min-heap
     seq = 0
@@ -135,8 +176,8 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
             jud_t = _next(jud_t, config.judgment_rate if later else 0.0, judge_rng)
             continue
         imp_t = _next(imp_t, config.rate, arrivals)
-        q = catalogue.pick(arrivals.random())
-        arm = TREATMENT if arrivals.random() < config.treatment_share else CONTROL
+        q = catalogue.pick(arrivals.random()) if mix is None else mix.pick(t, arrivals)
+        arm = _arm(config, arrivals)
         query = catalogue.queries[q]
         arm, shown, teams = _serve(
             config, catalogue, q, arm, regressed=now >= regress_from,
@@ -171,6 +212,13 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
         yield heapq.heappop(pending)[2]
 
 
+def _arm(config: SimConfig, rng: random.Random) -> str:
+    """The arm serving the next request (always the control's ranker with ``single_ranker``)."""
+    if config.single_ranker:
+        return CONTROL
+    return TREATMENT if rng.random() < config.treatment_share else CONTROL
+
+
 def _serve(
     config: SimConfig,
     catalogue: Catalogue,
@@ -184,16 +232,20 @@ def _serve(
 ) -> tuple[str, Shown, tuple[str, ...] | None]:
     """The page served for query ``q``: (arm, page, team per result or None).
 
-    A/B split: the arm's ranking (the treatment's degraded once regressed). Interleaving: one
-    team-draft page of both rankings, the treatment's degraded exactly as its own page would be.
+    A/B split: the arm's ranking (the treatment's degraded once regressed; with
+    ``single_ranker``, the one ranker's). Interleaving: one team-draft page of both rankings, the
+    treatment's degraded exactly as its own page would be.
     """
     query = catalogue.queries[q]
-    if not config.interleaving or (
-        config.interleaving_share < 1.0 and drafts.random() >= config.interleaving_share
+    if (
+        config.single_ranker
+        or not config.interleaving
+        or (config.interleaving_share < 1.0 and drafts.random() >= config.interleaving_share)
     ):
         ranker = config.treatment if arm == TREATMENT else config.control
         shown = rank(query, ranker.noise, config.page_size, rankers)
-        if arm == TREATMENT and regressed:
+        regressed_arm = CONTROL if config.single_ranker else TREATMENT
+        if arm == regressed_arm and regressed:
             shown = degrade(shown, config.regression_size, q, catalogue, regression)
         return arm, shown, None
     control = rank(query, config.control.noise, config.page_size, rankers)

@@ -111,3 +111,35 @@ def test_unequal_partition_counts_stop_the_confluent_stream_at_start(
             auto_offset_reset="earliest",
             on_revoke=lambda partitions, lost: {},
         )
+
+
+def test_confluent_reads_the_checkpoints_kafka_python_commits(
+    kafka_bootstrap: str, topic_factory: TopicFactory
+) -> None:
+    """A group may switch clients (README): librdkafka reads commit metadata as a C string, so
+    kafka-python's commits must carry the terminator (without it about one read in eight came
+    back with bytes past the end, or raised UnicodeDecodeError; confluentinc/librdkafka#4649)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka import TopicPartition as CkTopicPartition
+
+    from streameval.kafka.stream import _with_metadata
+
+    topic = topic_factory(PARTITIONS, prefix="checkpoints")
+    group = f"g-{uuid.uuid4().hex}"
+    committer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=group)
+    checkpoints = {
+        TopicPartition(topic, p): (10 + p, Checkpoint(T0 + p, 100 + p, T0 - 10_000 * p))
+        for p in range(PARTITIONS)
+    }
+    committer.commit(_with_metadata(checkpoints))
+    committer.close(autocommit=False)
+    reader = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": group})
+    try:
+        wanted = [CkTopicPartition(topic, p) for p in range(PARTITIONS)]
+        for _ in range(60):
+            for c in reader.committed(wanted, timeout=10):
+                offset, checkpoint = checkpoints[TopicPartition(c.topic, c.partition)]
+                assert c.offset == offset
+                assert Checkpoint.decode(c.metadata) == checkpoint
+    finally:
+        reader.close()

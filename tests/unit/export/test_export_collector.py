@@ -21,6 +21,7 @@ from streameval.export.collector import (
 )
 from streameval.snapshot import (
     CumulativeRow,
+    DetectionRow,
     EngagementRow,
     Intake,
     InterleavingRow,
@@ -71,6 +72,24 @@ def full_snapshot() -> Snapshot:
         horizon_ms=None,
         consumer_lag={("search-clicks", 1): 42, ("search-impressions", 0): 0},
         ready=False,
+        detection=(
+            # alarmed: statistic 13.5 over threshold 12.47, first at the bucket 1_700_000_000_000
+            DetectionRow(
+                "vs_control",
+                "judged",
+                TREATMENT,
+                10,
+                13.5,
+                12.47,
+                True,
+                1_700_000_000_000,
+                shift=-0.02,
+                shift_stderr=0.005,
+                bucket_ms=1_700_000_010_000,
+            ),
+            # quiet and still warming up: no shift yet, never fired
+            DetectionRow("vs_baseline", "implicit", CONTROL, 10, 0.0, 12.47, False, None),
+        ),
         interleaving=(InterleavingRow("5m", "ltr", "bm25", 3, 1, 1),),
         interleaving_outcomes={("ltr", "bm25", "win"): 3},
         interleaving_tests=(PairTestRow("ltr", "bm25", 3, 1, -0.2, 4.6, None),),
@@ -246,6 +265,44 @@ def test_exposition_round_trip_names_are_the_contract() -> None:
     assert {f"{c}_total" for c in counters} == {n for n in names.ALL if n.endswith("_total")}
 
 
+def test_regression_metrics_carry_detector_k_relevance_and_segment_labels() -> None:
+    families = {f.name: f for f in registry_for(full_snapshot()).collect()}
+
+    def by_detector(name: str) -> dict[str, float]:
+        return {s.labels["detector"]: s.value for s in families[name].samples}
+
+    # the interleaving detector's pair test shares the families (its own labels)
+    assert by_detector(names.REGRESSION_STATISTIC) == {
+        "vs_control": 13.5,
+        "vs_baseline": 0.0,
+        "interleaving": -0.2,
+    }
+    assert by_detector(names.REGRESSION_THRESHOLD) == {
+        "vs_control": 12.47,
+        "vs_baseline": 12.47,
+        "interleaving": 4.6,
+    }
+    assert by_detector(names.REGRESSION_ALARM) == {
+        "vs_control": 1.0,
+        "vs_baseline": 0.0,
+        "interleaving": 0.0,
+    }
+    # shift, its stderr and the first alarm only where known
+    assert by_detector(names.REGRESSION_SHIFT) == {"vs_control": -0.02}
+    assert by_detector(names.REGRESSION_SHIFT_STDERR) == {"vs_control": 0.005}
+    assert by_detector(names.REGRESSION_FIRST_ALARM) == {"vs_control": 1_700_000_000.0}
+    (sample,) = [
+        s for s in families[names.REGRESSION_ALARM].samples if s.labels["detector"] == "vs_control"
+    ]
+    assert sample.labels == {
+        "detector": "vs_control",
+        "k": "10",
+        "relevance": "judged",
+        "ranker": "ltr",
+        "arm": "treatment",
+    }
+
+
 def test_openmetrics_exposition_parses_and_has_every_contract_name() -> None:
     # prometheus_client's OpenMetrics parser is strict: it refuses two families of one name
     # (a gauge X next to the counter X_total), a missing # EOF, a counter sample without _total.
@@ -385,7 +442,17 @@ def test_interleaving_families() -> None:
     assert value(names.INTERLEAVING_PREFERENCE_STDERR) == pytest.approx(0.4)
     (outcome,) = families[names.INTERLEAVING_OUTCOMES_TOTAL.removesuffix("_total")].samples
     assert outcome.labels == {"ranker": "ltr", "opponent": "bm25", "outcome": "win"}
-    (alarm,) = families[names.REGRESSION_ALARM].samples
+    # the regression families also hold the NDCG detectors' rows: pick the interleaving one
+    (alarm,) = [
+        s
+        for s in families[names.REGRESSION_ALARM].samples
+        if s.labels["detector"] == "interleaving"
+    ]
     assert alarm.labels == {"detector": "interleaving", "ranker": "ltr", "opponent": "bm25"}
     assert alarm.value == 0.0  # statistic -0.2 below its threshold 4.6
-    assert value(names.REGRESSION_THRESHOLD) == pytest.approx(4.6)
+    (threshold,) = [
+        s
+        for s in families[names.REGRESSION_THRESHOLD].samples
+        if s.labels["detector"] == "interleaving"
+    ]
+    assert threshold.value == pytest.approx(4.6)

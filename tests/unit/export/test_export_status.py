@@ -115,3 +115,37 @@ def test_page_is_self_contained() -> None:
     assert not re.search(r"https?://", html)
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=", html)
     assert "@import" not in html and "url(" not in html
+
+
+def test_payload_shows_each_detector_and_when_it_fired() -> None:
+    from dataclasses import replace
+
+    from streameval.snapshot import DetectionRow
+
+    rows = (
+        DetectionRow(
+            "vs_control",
+            "judged",
+            ("ltr", "treatment"),
+            10,
+            14.0,
+            12.47,
+            True,
+            1_700_000_000_000,
+            shift=-0.02,
+            shift_stderr=0.004,
+        ),
+        DetectionRow(
+            "vs_baseline", "judged", ("bm25", "control"), 10, math.inf, 12.47, False, None
+        ),
+    )
+    payload = status_payload(replace(snapshot(), detection=rows), History())
+    fired, quiet = payload["detection"]
+    assert fired["alarm"] is True and fired["first_alarm_ms"] == 1_700_000_000_000
+    assert fired["labels"] == {"ranker": "ltr", "arm": "treatment"}
+    assert fired["shift"] == -0.02 and fired["shift_stderr"] == 0.004
+    assert quiet["alarm"] is False and quiet["first_alarm_ms"] is None
+    assert quiet["statistic"] is None  # not finite: null, never NaN/Infinity in JSON
+    json.dumps(payload, allow_nan=False)
+    # the page renders them (a tile per series, red with the time it fired)
+    assert 'id="detectors"' in status_page_html().decode()

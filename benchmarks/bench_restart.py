@@ -1,0 +1,447 @@
+"""Restart after SIGKILL: wall time to ``/readyz`` 200 with the window state changelog (DESIGN §6,
+``kafka.state_topic``) and without it (``""``: the longest window re-read), in the same run, with
+both consumer clients.
+
+    .venv/bin/python benchmarks/bench_restart.py [--quick] [--records N] [--rate R] [--json FILE]
+
+Steps (the broker is ``KAFKA_BOOTSTRAP_SERVERS``, else one started for the run, as ``daemon``):
+
+1. Fresh uuid-named topics (``bench_daemon.Topics``: 4 + 4 stream partitions, judgments, a
+   dead-letter topic) and a uuid-named state topic per client (every instance reads the whole
+   state topic, other groups' records too). ``--records`` simulated records at ``--rate``
+   impressions per event second (~3.5 stream records each), i.e. ~73 minutes of event time: more
+   than the longest window (1h) + attribution window (5 min) + lateness (10 s), so that without
+   the state topic the commit trails the log end by the longest window and not by the whole log.
+   Default windows (1m, 5m, 1h), attribution window (5 min), lateness (10 s), bucket (10 s).
+2. Four consumer groups: (kafka-python, state topic), (kafka-python, ``""``), (confluent-kafka,
+   state topic), (confluent-kafka, ``""``), one client per group (confluent-kafka 2.16 misreads
+   commit metadata written by kafka-python: garbage past its end, or a UnicodeDecodeError that
+   stops the daemon; confluentinc/librdkafka#4649). In each, a daemon reads the whole log,
+   commits for a few seconds with nothing arriving, and is SIGKILLed. Its window gauges are kept,
+   and the committed backlog: Σ (log end − committed offset) over the stream partitions, in
+   records and in event time (Kafka timestamps of the committed record and of the last one).
+3. One restart per group, in the same order. Before each, the dead member's session
+   (``kafka.session_timeout`` = 6 s) is waited out (the group is ``Empty``; by then it always
+   is), so the time measured holds no session timeout: it is a clean hand-over (a restart while
+   the dead member is still in the group waits up to the session timeout on top). Measured:
+   wall time from spawning the process to the first ``/readyz`` 200 (polled every 50 ms), and,
+   from the daemon's log, the re-read ("assigned … rebuilding state" to "caught up: ready").
+   At the 200 the window gauges must equal the killed daemon's (else the benchmark fails).
+4. The design rate (4,000 records/s per instance) over the same event time would hold
+   ``span × 4,000`` records between the commit and the log end (span: the committed backlog's
+   event time, mean over the partitions); too many to produce here without the state topic
+   (~15.7M). So the design-rate figure is extrapolated from the measured run:
+   ``design_s = (wall_s − reread_s) + span_s × 4,000 ÷ rate`` with ``rate`` the client's re-read
+   rate measured without the state topic (its records ÷ its re-read seconds: the larger re-read,
+   the better estimate of the per-record cost). ``wall_s − reread_s`` is the fixed part (process
+   start, judgments, state topic read and bucket load, group join), which does not grow with
+   the rate. Target (issue 12): ≤ 30 s with the state topic.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import statistics
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from _common import Result, Target, suite_parser, write_json
+from bench_daemon import (
+    _LOG_TIME,
+    SESSION_TIMEOUT,
+    Daemon,
+    Topics,
+    broker,
+    committed_offsets,
+    have_confluent,
+    produce,
+    wait_committed,
+)
+from bench_load import DESIGN_RATE
+
+#: wall seconds from restart to /readyz 200 with the state topic, at most (issue 12)
+RESTART_TARGET_S = 30.0
+#: the committed backlog with the state topic, at most, in minutes of event time: attribution
+#: window (5 min) + lateness (10 s) + one bucket (10 s), and one more bucket of slack
+BACKLOG_TARGET_MIN = 5.5
+#: the gauges a restart must give back as the killed daemon showed them
+WINDOW_FAMILIES = (
+    "streameval_window_lists",
+    "streameval_window_ndcg_sum",
+    "streameval_judged_coverage",
+    "streameval_engagement_lists",
+    "streameval_evaluation_horizon_timestamp_seconds",
+)
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What a restart re-reads: the records between the commit and the log end."""
+
+    records: int
+    #: event time between the committed record and the last one, mean and max over partitions
+    span_s: float
+    max_span_s: float
+
+
+@dataclass(frozen=True)
+class Restart:
+    consumer: str
+    state: bool
+    backlog: Backlog
+    #: spawn → first /readyz 200
+    wall_s: float
+    #: "assigned … rebuilding state" → "caught up: ready" (the daemon's log)
+    reread_s: float
+    #: spawn → "read N state records" (None without the state topic)
+    state_read_s: float | None
+    state_records: int | None
+
+
+def windows(daemon: Daemon) -> dict[str, float]:
+    """The window gauges on the daemon's /metrics, by sample line."""
+    answer = daemon.get("/metrics")
+    if answer is None or answer[0] != 200:
+        raise RuntimeError(f"no /metrics: {daemon.tail()}")
+    out: dict[str, float] = {}
+    for line in answer[1].splitlines():
+        if line.startswith(WINDOW_FAMILIES):
+            name, _, v = line.rpartition(" ")
+            out[name] = float(v)
+    return out
+
+
+def same_windows(got: dict[str, float], want: dict[str, float]) -> bool:
+    return got.keys() == want.keys() and all(
+        abs(got[k] - v) <= 1e-9 * max(1.0, abs(v)) for k, v in want.items()
+    )
+
+
+def backlog_of(bootstrap: str, topics: Topics, group: str) -> Backlog:
+    """The group's committed backlog, in records and in event time (Kafka timestamps)."""
+    from kafka import KafkaConsumer
+
+    ends, committed = committed_offsets(bootstrap, topics, group)
+    spans: list[float] = []
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    try:
+        for tp, offset in committed.items():
+            start = offset or 0
+            if start >= ends[tp]:
+                spans.append(0.0)
+                continue
+            first = _timestamp_at(consumer, tp, start)
+            last = _timestamp_at(consumer, tp, ends[tp] - 1)
+            spans.append((last - first) / 1000)
+    finally:
+        consumer.close()
+    records = sum(ends[tp] - (offset or 0) for tp, offset in committed.items())
+    return Backlog(records, statistics.fmean(spans), max(spans))
+
+
+def _timestamp_at(consumer: Any, tp: Any, offset: int) -> int:
+    consumer.assign([tp])
+    consumer.seek(tp, offset)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for record in consumer.poll(timeout_ms=500, max_records=1).get(tp, []):
+            return int(record.timestamp)
+    raise RuntimeError(f"no record at {tp} offset {offset}")
+
+
+def wait_empty(bootstrap: str, group: str, timeout_s: float = 60) -> float:
+    """Wait until the group has no member (a SIGKILLed one leaves when its session times out);
+    the seconds waited."""
+    from kafka import KafkaAdminClient
+
+    start = time.monotonic()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        while time.monotonic() - start < timeout_s:
+            info = admin.describe_groups([group])[group]
+            if not info["members"] and info["group_state"] in ("Empty", "Dead"):
+                return time.monotonic() - start
+            time.sleep(0.2)
+    finally:
+        admin.close()
+    raise RuntimeError(f"group {group} still has members after {timeout_s} s")
+
+
+def wait_ready(daemon: Daemon, timeout_s: float = 600) -> float:
+    """Poll /readyz every 50 ms; the wall clock (time.time) of the first 200."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        answer = daemon.get("/readyz")
+        if answer is not None and answer[0] == 200:
+            return time.time()
+        if daemon.proc.poll() is not None:
+            raise RuntimeError(f"the daemon exited with {daemon.proc.returncode}: {daemon.tail()}")
+        time.sleep(0.05)
+    raise RuntimeError(f"the daemon was not ready in {timeout_s} s: {daemon.tail()}")
+
+
+def state_read(log: Path) -> tuple[float, int] | None:
+    """(wall clock, count) of the daemon's "read N state records" line."""
+    for line in log.read_text(errors="replace").splitlines():
+        m = _LOG_TIME.match(line)
+        if m is not None and " state records from " in line:
+            at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            return at, int(line.split(" read ", 1)[1].split()[0])
+    return None
+
+
+class Group:
+    """One consumer group and client, restarted again and again: the window gauges and
+    committed backlog its last SIGKILLed daemon left. One client per group: confluent-kafka
+    2.16 misreads commit metadata that kafka-python wrote (see the benchmarks README)."""
+
+    def __init__(
+        self, bootstrap: str, topics: Topics, consumer: str, state_topic: str, workdir: Path
+    ) -> None:
+        self.bootstrap = bootstrap
+        self.topics = topics
+        self.consumer = consumer
+        self.state = bool(state_topic)
+        self.settings = {"STREAMEVAL_KAFKA__STATE_TOPIC": state_topic}
+        self.name = (
+            f"bench-restart-{consumer}-{'state' if state_topic else 'none'}-{uuid.uuid4().hex[:8]}"
+        )
+        self.workdir = workdir
+        self.runs = 0
+        self.want: dict[str, float] = {}
+        self.backlog = Backlog(0, 0.0, 0.0)
+
+    def _spawn(self) -> Daemon:
+        self.runs += 1
+        log = self.workdir / f"{self.name}-{self.runs}.log"
+        return Daemon(
+            self.bootstrap, self.topics, self.name, log, consumer=self.consumer, extra=self.settings
+        )
+
+    def _settle_and_kill(self, daemon: Daemon) -> None:
+        """Let it commit with nothing arriving, keep its windows and backlog, SIGKILL it."""
+        try:
+            wait_committed(self.bootstrap, self.topics, self.name)
+            time.sleep(3)  # several commits (interval 1 s) of the caught-up state
+            self.want = windows(daemon)
+            self.backlog = backlog_of(self.bootstrap, self.topics, self.name)
+        finally:
+            daemon.stop(signal.SIGKILL)
+        if not any(k.startswith("streameval_window_lists") for k in self.want):
+            raise RuntimeError(f"{self.name}: no window gauges before the kill")
+
+    def first(self, total: int) -> None:
+        daemon = self._spawn()
+        try:
+            daemon.wait_records(total)
+            wait_ready(daemon)
+        except BaseException:
+            daemon.stop(signal.SIGKILL)
+            raise
+        self._settle_and_kill(daemon)
+        print(f"{self.name}: first run read {total:,} records; {self.backlog}")
+
+    def restart(self) -> Restart:
+        waited = wait_empty(self.bootstrap, self.name)
+        backlog = self.backlog
+        spawned = time.time()
+        daemon = self._spawn()
+        try:
+            ready = wait_ready(daemon)
+            got = windows(daemon)
+            reread_s = daemon.catch_up_seconds()
+        except BaseException:
+            daemon.stop(signal.SIGKILL)
+            raise
+        if not same_windows(got, self.want):
+            daemon.stop(signal.SIGKILL)
+            diff = sorted(set(got.items()) ^ set(self.want.items()))[:4]
+            raise RuntimeError(f"{self.name}: windows differ at ready: {diff}")
+        read = state_read(daemon.log)
+        daemon.stop(signal.SIGKILL)
+        result = Restart(
+            self.consumer,
+            self.state,
+            backlog,
+            ready - spawned,
+            reread_s,
+            None if read is None else read[0] - spawned,
+            None if read is None else read[1],
+        )
+        print(f"restart after {waited:.1f} s of session wait: {result}")
+        return result
+
+
+def run(bootstrap: str, n: int, rate: float, seed: int, workdir: Path) -> dict[str, Any]:
+    topics = Topics.fresh()
+    topics.create(bootstrap)
+    # a state topic per group: every instance reads the whole topic, other groups' records too
+    state_topics: list[str] = []
+    try:
+        t0 = time.perf_counter()
+        sent = produce(bootstrap, topics, n, seed, rate=rate)
+        print(f"produced {sent} in {time.perf_counter() - t0:.1f} s")
+        clients = ["kafka-python"] + (["confluent-kafka"] if have_confluent() else [])
+        for client in clients:
+            state_topics.append(f"bench-state-{client}-{uuid.uuid4().hex[:10]}")
+        groups = [
+            Group(bootstrap, topics, client, state, workdir)
+            for client, state_topic in zip(clients, state_topics, strict=True)
+            for state in (state_topic, "")
+        ]
+        for group in groups:
+            group.first(n)
+        restarts = [group.restart() for group in groups]
+        return {
+            "records": n,
+            "rate": rate,
+            "sent": sent,
+            "session_timeout": SESSION_TIMEOUT,
+            "restarts": [asdict(r) for r in restarts],
+        }
+    finally:
+        topics.delete(bootstrap)
+        _delete_topics(bootstrap, state_topics)
+
+
+def _delete_topics(bootstrap: str, topics: list[str]) -> None:
+    from kafka import KafkaAdminClient
+
+    if not topics:
+        return
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.delete_topics(topics)
+    except Exception as exc:  # best effort, as Topics.delete (never created when unused)
+        print(f"could not delete {topics}: {exc}")
+    finally:
+        admin.close()
+
+
+def design_seconds(r: dict[str, Any], rate: float) -> float:
+    """The restart's wall time at the design rate: its fixed part + the design-rate re-read."""
+    return float(r["wall_s"] - r["reread_s"] + r["backlog"]["span_s"] * DESIGN_RATE / rate)
+
+
+def needed_rate(r: dict[str, Any]) -> str:
+    """The re-read rate at which the restart would take the target's 30 s at the design rate."""
+    left = RESTART_TARGET_S - (r["wall_s"] - r["reread_s"])
+    if left <= 0:
+        return "no rate: the fixed part alone takes longer, so no"
+    return f"{r['backlog']['span_s'] * DESIGN_RATE / left:,.0f}"
+
+
+def against_off(
+    name: str, measured: float, unit: str, off: float, *, note: str, target: Target | None = None
+) -> Result:
+    """A row whose baseline is the same figure without the state topic."""
+    return Result(
+        name,
+        measured,
+        unit,
+        baseline=off,
+        baseline_name="state topic off",
+        target=target,
+        note=note,
+    )
+
+
+def results(data: dict[str, Any]) -> list[Result]:
+    rows: list[Result] = []
+    by = {(r["consumer"], r["state"]): r for r in data["restarts"]}
+    for client in dict.fromkeys(r["consumer"] for r in data["restarts"]):
+        on, off = by[(client, True)], by[(client, False)]
+        rate = off["backlog"]["records"] / off["reread_s"]
+        on_design, off_design = design_seconds(on, rate), design_seconds(off, rate)
+        suffix = "" if client == "kafka-python" else ".confluent"
+        rows.append(
+            against_off(
+                f"restart{suffix}",
+                on_design,
+                "s",
+                off_design,
+                target=Target(RESTART_TARGET_S, at_most=True, on="measured"),
+                note=f"{client}, EXTRAPOLATED to {DESIGN_RATE:,} records/s: (wall − re-read) + "
+                f"backlog span × {DESIGN_RATE:,} ÷ re-read rate; state on: ({on['wall_s']:.1f} − "
+                f"{on['reread_s']:.1f}) + {on['backlog']['span_s']:.0f} s × {DESIGN_RATE:,} ÷ "
+                f"{rate:,.0f}/s = {on_design:.1f} s; off: ({off['wall_s']:.1f} − "
+                f"{off['reread_s']:.1f}) + {off['backlog']['span_s']:.0f} s × {DESIGN_RATE:,} ÷ "
+                f"{rate:,.0f}/s = {off_design:.0f} s (re-read rate: the state-off run's "
+                f"{off['backlog']['records']:,} records ÷ {off['reread_s']:.1f} s; 30 s would "
+                f"need {needed_rate(on)} records/s; with the state-on run's own re-read rate, "
+                f"{on['backlog']['records'] / on['reread_s']:,.0f}/s over "
+                f"{on['backlog']['records']:,} records: "
+                f"{design_seconds(on, on['backlog']['records'] / on['reread_s']):.1f} s); "
+                "the dead member's session "
+                f"({data['session_timeout']}) waited out before the restart",
+            )
+        )
+        rows.append(
+            against_off(
+                f"restart{suffix}.measured",
+                on["wall_s"],
+                "s",
+                off["wall_s"],
+                note=f"{client}, measured on this log ({data['rate']:g} impressions/s): spawn → "
+                f"/readyz 200; state on: re-read {on['backlog']['records']:,} records in "
+                f"{on['reread_s']:.2f} s ({on['backlog']['records'] / on['reread_s']:,.0f}/s), "
+                f"{on['state_records']} state records read by {on['state_read_s']:.1f} s after "
+                f"the spawn, fixed part {on['wall_s'] - on['reread_s']:.1f} s; off: re-read "
+                f"{off['backlog']['records']:,} in {off['reread_s']:.2f} s, fixed part "
+                f"{off['wall_s'] - off['reread_s']:.1f} s; windows equal the killed daemon's "
+                "at the 200",
+            )
+        )
+    first_on = by[("kafka-python", True)]["backlog"]
+    first_off = by[("kafka-python", False)]["backlog"]
+    rows.append(
+        against_off(
+            "restart.backlog",
+            first_on["span_s"] / 60,
+            "min",
+            first_off["span_s"] / 60,
+            target=Target(BACKLOG_TARGET_MIN, at_most=True, on="measured"),
+            note=f"event time between the committed record and the log end (mean over the "
+            f"partitions; max {first_on['max_span_s'] / 60:.2f} and "
+            f"{first_off['max_span_s'] / 60:.2f} min): {first_on['records']:,} and "
+            f"{first_off['records']:,} records here, "
+            f"{first_on['span_s'] * DESIGN_RATE:,.0f} and {first_off['span_s'] * DESIGN_RATE:,.0f}"
+            f" at {DESIGN_RATE:,} records/s",
+        )
+    )
+    return rows
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "", repeats=1)
+    parser.add_argument("--records", type=int, default=None, help="simulated records produced")
+    parser.add_argument("--rate", type=float, default=None, help="impressions per event second")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep-logs", type=Path, default=None, help="copy the daemon logs here")
+    args = parser.parse_args()
+    # ~73 minutes of event time either way (~3.95 records per impression, judgments included)
+    rate = args.rate or (5.0 if args.quick else 20.0)
+    n = args.records or int(rate * 3.95 * 73 * 60)
+    with broker() as bootstrap, tempfile.TemporaryDirectory() as tmp:
+        print(f"broker {bootstrap}")
+        try:
+            data = run(bootstrap, n, rate, args.seed, Path(tmp))
+        finally:
+            if args.keep_logs is not None:
+                args.keep_logs.mkdir(parents=True, exist_ok=True)
+                for log in Path(tmp).glob("*.log"):
+                    (args.keep_logs / log.name).write_bytes(log.read_bytes())
+    rows = results(data)
+    print(json.dumps(data["restarts"], indent=1))
+    write_json(args.json, {"benchmark": "restart", **data, "results": [r.as_dict() for r in rows]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,593 @@
+"""The detectors' runtime: fed finalized lists through :class:`~streameval.finalized.ListConsumer`
+(and judged scores early, :class:`~streameval.finalized.JudgedEarlyConsumer`), acting once per
+completed bucket, in order, so the result never depends on when ``advance`` is called.
+
+Per bucket, a list only leaves its *sufficient statistics*: per (segment, k, query) the count,
+sum and sum of squares of NDCG@k. When the bucket completes (the horizon of its relevance source
+is past its end) each series takes one step:
+
+* ``vs_control`` (segment S against the control arm C): every list's residual is its NDCG minus
+  the *control arm's* exponentially weighted mean for the same query (the control's overall
+  level for a query it has not seen). The reference is a fixed function of the query for both
+  arms, so the randomized split makes its errors cancel in ``d = mean_S(resid) − mean_C(resid)``
+  (a control variate, as CUPED does with pre-period data, Deng et al. 2013), while the query-mix
+  variance and the daily drift of the mix go. ``v = var_S/n_S + var_C/n_C`` with each arm's
+  residual variance forgotten like the references.
+* ``vs_baseline`` (segment S against its own past): residual = NDCG minus the query's own
+  exponentially weighted past mean; queries without history form a second stratum compared with
+  the segment's recent mean of such new queries. ``d`` is the precision-weighted mean of the two
+  strata's mean residuals (:func:`~streameval.detect.arithmetic.precision_mean`). A change of the
+  query mix moves neither stratum's residuals (each query is its own reference), which is what
+  keeps the evening's mix from paging.
+
+Then ``W = min(cap, max(0, W + llr(d)))`` with the Gaussian log-likelihood ratio for a drop of
+``delta = min_relative_drop × level`` (the reference level, as of before the bucket); the
+references and variances learn the bucket only after it has been tested.
+
+A list whose bucket was already closed (re-read after a rebalance, :meth:`Detectors.reset`) is
+ignored and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
+from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
+from streameval.detect.state import EwMoments, QueryReferences
+from streameval.scored import IMPLICIT, JUDGED, ScoredList
+from streameval.snapshot import DetectionRow, Segment
+
+#: per query: [count, sum, sum of squares] of NDCG@k in one bucket
+Agg = list[float]
+#: per query_id, its Agg (one bucket, segment, relevance source and k)
+PerQuery = dict[str, Agg]
+#: one bucket of one relevance source: segment -> one PerQuery per watched k
+BucketData = dict[Segment, list[PerQuery]]
+#: the key of the pooled control arm's track when several segments match ``control``
+_CONTROL: Segment = ("\x00control",)
+_ZERO = (0.0, 0.0, 0.0)
+
+
+class _Track:
+    """What one (segment, relevance, k) has learned from its past buckets."""
+
+    __slots__ = ("known", "level", "new", "new_level", "refs", "vs_control")
+
+    def __init__(self, spec: DetectionSpec) -> None:
+        h = spec.half_life_ms
+        self.refs = QueryReferences(h, spec.max_queries)
+        self.level = EwMoments(h)  # NDCG@k of every list
+        self.new_level = EwMoments(h)  # NDCG@k of lists whose query had no reference
+        self.known = EwMoments(h)  # residuals against the query's own reference
+        self.new = EwMoments(h)  # residuals of new queries against new_level
+        self.vs_control = EwMoments(h)  # residuals against the control's references
+
+
+class _Series:
+    """One CUSUM: its statistic, the bucket its alarm first held, and the current excursion's
+    inverse-variance sums (for the shift estimate)."""
+
+    __slots__ = ("bucket_ms", "first_alarm_ms", "inv_var", "statistic", "weighted")
+
+    def __init__(self) -> None:
+        self.statistic = 0.0
+        self.first_alarm_ms: int | None = None
+        self.weighted = 0.0  # sum of d / v over the excursion
+        self.inv_var = 0.0  # sum of 1 / v over the excursion
+        self.bucket_ms: int | None = None
+
+    def step(
+        self, bucket_ms: int, d: float, v: float, *, delta: float, h: float, cap: float
+    ) -> None:
+        if self.statistic <= 0.0:  # a new excursion starts here
+            self.weighted = self.inv_var = 0.0
+        self.statistic = cusum_step(self.statistic, gaussian_llr(d, v, delta), cap)
+        self.weighted += d / v
+        self.inv_var += 1.0 / v
+        self.bucket_ms = bucket_ms
+        if self.statistic >= h and self.first_alarm_ms is None:
+            self.first_alarm_ms = bucket_ms
+
+
+class _Stash:
+    """The open buckets of one relevance source: per bucket, segment and watched k, the
+    sufficient statistics per query. Buckets before ``closed`` are closed."""
+
+    __slots__ = (
+        "bucket_ms",
+        "closed",
+        "cur",
+        "cur_b",
+        "ignored",
+        "pending",
+        "positions",
+        "single",
+    )
+
+    def __init__(self, bucket_ms: int, positions: tuple[int, ...]) -> None:
+        self.bucket_ms = bucket_ms
+        self.positions = positions  # where each watched k sits in a SourceScore's tuples
+        self.single = positions[0] if len(positions) == 1 else None
+        self.pending: dict[int, BucketData] = {}
+        self.closed: int | None = None
+        self.cur_b: int | None = None  # the bucket last added to, and its data
+        self.cur: BucketData = {}
+        self.ignored = 0
+
+    def add(self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]) -> None:
+        single = self.single
+        x: float | None = None
+        if single is not None:  # one watched k (the default)
+            x = ndcg[single]
+            if x is None:
+                return  # no NDCG@k (e.g. no interaction, `no_relevance = "skip"`)
+        b = ts - ts % self.bucket_ms
+        if b != self.cur_b:
+            closed = self.closed
+            if closed is not None and b < closed:
+                self.ignored += 1
+                return
+            cur = self.pending.get(b)
+            if cur is None:
+                cur = self.pending[b] = {}
+            self.cur_b = b
+            self.cur = cur
+        per_k = self.cur.get(segment)
+        if per_k is None:
+            per_k = self.cur[segment] = [{} for _ in self.positions]
+        if x is not None:
+            _fold(per_k[0], query_id, x)
+            return
+        for per_query, i in zip(per_k, self.positions, strict=True):
+            value = ndcg[i]
+            if value is not None:
+                _fold(per_query, query_id, value)
+
+    def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
+        """The buckets the horizon completed since the last call, in order (removed)."""
+        closed = self.closed
+        if closed is not None and horizon_ms < closed + self.bucket_ms:
+            return []  # no bucket completed since the last call (most calls)
+        end = horizon_ms - horizon_ms % self.bucket_ms
+        self.closed = end
+        self.cur_b = None
+        pending = self.pending
+        if not pending:
+            return []
+        return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self.cur_b = None
+
+
+def _fold(per_query: PerQuery, query_id: str, x: float) -> None:
+    """One list's NDCG@k into its query's sums."""
+    agg = per_query.get(query_id)
+    if agg is None:
+        per_query[query_id] = [1, x, x * x]
+    else:
+        agg[0] += 1
+        agg[1] += x
+        agg[2] += x * x
+
+
+def _merge(parts: Iterable[PerQuery]) -> PerQuery:
+    merged: PerQuery = {}
+    for part in parts:
+        for q, (c, s, ss) in part.items():
+            agg = merged.get(q)
+            if agg is None:
+                merged[q] = [c, s, ss]
+            else:
+                agg[0] += c
+                agg[1] += s
+                agg[2] += ss
+    return merged
+
+
+class Detectors:
+    """Every configured detector series over the stream of finalized lists (single instance)."""
+
+    def __init__(self, spec: DetectionSpec) -> None:
+        self.spec = spec
+        self._ks = tuple(k for k, _ in spec.k_index)
+        positions = tuple(i for _, i in spec.k_index)
+        self._h = spec.threshold
+        self._cap = spec.cap
+        self._vs_control = VS_CONTROL in spec.detectors
+        self._vs_baseline = VS_BASELINE in spec.detectors
+        self._stash = {r: _Stash(spec.bucket_ms, positions) for r in spec.relevance}
+        self._implicit = self._stash.get(IMPLICIT)
+        self._judged = self._stash.get(JUDGED)
+        self._tracks: dict[tuple[Segment, str, int], _Track] = {}
+        self._series: dict[tuple[str, str, Segment, int], _Series] = {}
+        self._control_of: dict[Segment, bool] = {}
+        self._controls_seen: dict[tuple[str, int], set[Segment]] = {}
+
+    @property
+    def ignored(self) -> int:
+        """Lists ignored because their bucket was already closed (re-read after a reset)."""
+        return sum(stash.ignored for stash in self._stash.values())
+
+    # --- the consumer protocols ---------------------------------------------------------------
+
+    def add(self, scored: ScoredList) -> None:
+        """A finalized list: its implicit score (its judged one came early, :meth:`add_judged`)."""
+        stash = self._implicit
+        if stash is not None:
+            source = scored.sources[0]  # ListScorer's order: implicit, judged
+            if source.relevance != IMPLICIT:
+                source = next(s for s in scored.sources if s.relevance == IMPLICIT)
+            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+
+    def add_judged(self, scored: ScoredList) -> None:
+        """A list whose impression the watermark has passed, with its judged score."""
+        stash = self._judged
+        if stash is not None:
+            source = scored.sources[-1]  # the judged source only, or implicit then judged
+            if source.relevance != JUDGED:
+                source = next(s for s in scored.sources if s.relevance == JUDGED)
+            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+
+    def advance(self, horizon_ms: int) -> None:
+        """The evaluation horizon: every implicit score before it has been added."""
+        if self._implicit is not None:
+            for b, data in self._implicit.take(horizon_ms):
+                self._close_bucket(IMPLICIT, b, data)
+
+    def advance_judged(self, watermark_ms: int) -> None:
+        """The watermark: every judged score of an impression before it has been added."""
+        if self._judged is not None:
+            for b, data in self._judged.take(watermark_ms):
+                self._close_bucket(JUDGED, b, data)
+
+    def reset(self) -> None:
+        """The stream is re-read from the last commit (a rebalance): drop what open buckets
+        hold; the re-read hands their lists again, and lists of closed buckets are ignored."""
+        for stash in self._stash.values():
+            stash.clear()
+
+    def ingest(
+        self, relevance: str, bucket_ms: int, data: dict[tuple[Segment, int], PerQuery]
+    ) -> None:
+        """A whole bucket's sufficient statistics at once, keyed by (segment, k) (what a
+        group-wide state topic, or a list-level simulation, would hand over instead of lists);
+        merged into the bucket."""
+        stash = self._stash[relevance]
+        if stash.closed is not None and bucket_ms < stash.closed:
+            stash.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
+            return
+        into = stash.pending.setdefault(bucket_ms, {})
+        for (segment, k), per_query in data.items():
+            j = self._ks.index(k)
+            per_k = into.get(segment)
+            if per_k is None:
+                per_k = into[segment] = [{} for _ in self._ks]
+            per_k[j] = _merge((per_k[j], per_query))
+        stash.cur_b = None
+
+    # --- per bucket ---------------------------------------------------------------------------
+
+    def _is_control(self, segment: Segment) -> bool:
+        known = self._control_of.get(segment)
+        if known is None:
+            known = self._control_of[segment] = self.spec.is_control(segment)
+        return known
+
+    def _track(self, segment: Segment, relevance: str, k: int) -> _Track:
+        track = self._tracks.get((segment, relevance, k))
+        if track is None:
+            track = self._tracks[segment, relevance, k] = _Track(self.spec)
+        return track
+
+    def _series_of(self, detector: str, relevance: str, segment: Segment, k: int) -> _Series:
+        series = self._series.get((detector, relevance, segment, k))
+        if series is None:
+            series = self._series[detector, relevance, segment, k] = _Series()
+        return series
+
+    def _close_bucket(self, relevance: str, b: int, data: BucketData) -> None:
+        for j, k in enumerate(self._ks):
+            segments = {seg: per_k[j] for seg, per_k in data.items() if per_k[j]}
+            if segments:
+                self._close_k(relevance, k, b, segments)
+
+    def _close_k(self, relevance: str, k: int, b: int, segments: dict[Segment, PerQuery]) -> None:
+        """One bucket of one relevance source and k: every series steps, then learns."""
+        vs_control, vs_baseline = self._vs_control, self._vs_baseline
+        controls = [seg for seg in segments if self._is_control(seg)] if vs_control else []
+        # the control's references: the control segment's own track while one segment has ever
+        # matched ``control`` and it learns anyway (vs_baseline); else a pooled track of its own
+        seen = self._controls_seen.setdefault((relevance, k), set())
+        seen.update(controls)
+        if len(seen) == 1 and vs_baseline:
+            (only,) = seen
+            pooled = self._track(only, relevance, k)
+        else:
+            pooled = self._track(_CONTROL, relevance, k)
+        fallback = pooled.level.mean if vs_control else None
+        control_sums = _ZERO
+        others: list[tuple[Segment, tuple[float, float, float]]] = []
+        # segments other than the control first: their vs_control residuals need the control's
+        # references as of before this bucket
+        for segment, per_query in segments.items():
+            if segment in controls:
+                continue
+            if fallback is not None:  # a control arm exists: exported from then on
+                self._series_of(VS_CONTROL, relevance, segment, k)
+            if vs_baseline:
+                track = self._track(segment, relevance, k)
+                sums = self._step_baseline(
+                    relevance,
+                    k,
+                    b,
+                    segment,
+                    track=track,
+                    per_query=per_query,
+                    control_refs=pooled.refs,
+                    fallback=fallback,
+                )
+            elif fallback is not None:
+                sums = _residuals(per_query, pooled.refs, fallback)
+            else:
+                sums = _ZERO
+            if fallback is not None:
+                others.append((segment, sums))
+        if controls:
+            if pooled is not self._tracks.get((_CONTROL, relevance, k)):  # the segment's own
+                # (one control segment: it is controls[0])
+                control_sums = self._step_baseline(
+                    relevance,
+                    k,
+                    b,
+                    controls[0],
+                    track=pooled,
+                    per_query=segments[controls[0]],
+                    control_refs=pooled.refs,
+                    fallback=fallback,
+                )
+            else:
+                merged = (
+                    segments[controls[0]]
+                    if len(controls) == 1
+                    else _merge(segments[c] for c in controls)
+                )
+                control_sums = _learn(pooled, b, merged, fallback)
+                if vs_baseline:
+                    for c in controls:
+                        track = self._track(c, relevance, k)
+                        self._step_baseline(
+                            relevance,
+                            k,
+                            b,
+                            c,
+                            track=track,
+                            per_query=segments[c],
+                            control_refs=None,
+                            fallback=None,
+                        )
+        if vs_control and fallback is not None:
+            self._step_vs_control(
+                relevance,
+                k,
+                b,
+                pooled=pooled,
+                control_sums=control_sums,
+                others=others,
+                fallback=fallback,
+            )
+
+    def _step_vs_control(
+        self,
+        relevance: str,
+        k: int,
+        b: int,
+        *,
+        pooled: _Track,
+        control_sums: tuple[float, float, float],
+        others: list[tuple[Segment, tuple[float, float, float]]],
+        fallback: float,
+    ) -> None:
+        spec = self.spec
+        n_c, s_c, ss_c = control_sums
+        var_c = pooled.vs_control.variance
+        ready_c = n_c > 0 and var_c is not None and var_c > 0.0
+        ready_c = ready_c and pooled.vs_control.weight >= spec.min_lists
+        delta = spec.min_relative_drop * abs(fallback)
+        for segment, (n, s, ss) in others:
+            own = self._track(segment, relevance, k).vs_control
+            var_s = own.variance
+            if ready_c and n > 0 and var_s and own.weight >= spec.min_lists and delta > 0.0:
+                d = s / n - s_c / n_c
+                v = var_s / n + (var_c or 0.0) / n_c
+                self._series_of(VS_CONTROL, relevance, segment, k).step(
+                    b, d, v, delta=delta, h=self._h, cap=self._cap
+                )
+            own.add(b, n, s, ss)
+        if n_c > 0:
+            pooled.vs_control.add(b, n_c, s_c, ss_c)
+
+    def _step_baseline(
+        self,
+        relevance: str,
+        k: int,
+        b: int,
+        segment: Segment,
+        *,
+        track: _Track,
+        per_query: PerQuery,
+        control_refs: QueryReferences | None,
+        fallback: float | None,
+    ) -> tuple[float, float, float]:
+        """The vs_baseline step of ``segment`` (then its references learn the bucket). Returns
+        the bucket's residual sums against ``control_refs`` (``fallback`` for a query they do
+        not hold), for vs_control, computed in the same pass (zeros when ``fallback`` is None).
+        """
+        spec = self.spec
+        p = _baseline_pass(per_query, b, track, control_refs, fallback)
+        strata = []
+        if track.known.weight >= spec.min_lists and track.known.variance:
+            strata.append((int(p.known[0]), p.known[1], track.known.variance))
+        if track.new.weight >= spec.min_lists and track.new.variance:
+            strata.append((int(p.new[0]), p.new[1], track.new.variance))
+        combined = precision_mean(strata)
+        level = track.level.mean
+        if combined is not None and level:
+            delta = spec.min_relative_drop * abs(level)
+            self._series_of(VS_BASELINE, relevance, segment, k).step(
+                b, combined[0], combined[1], delta=delta, h=self._h, cap=self._cap
+            )
+        else:
+            self._series_of(VS_BASELINE, relevance, segment, k)  # exported from the start
+        track.known.add(b, *p.known)
+        track.new.add(b, *p.new)
+        if p.new_lists[0]:
+            track.new_level.add(b, *p.new_lists)
+        track.level.add(b, *p.lists)
+        return p.control
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def rows(self) -> tuple[DetectionRow, ...]:
+        """One row per series, in a stable order (detector, relevance, segment, k)."""
+        h = self._h
+        out = []
+        for (detector, relevance, segment, k), s in sorted(self._series.items()):
+            shift = stderr = None
+            if s.inv_var > 0.0:
+                shift = s.weighted / s.inv_var
+                stderr = s.inv_var**-0.5
+            out.append(
+                DetectionRow(
+                    detector=detector,
+                    relevance=relevance,
+                    segment=segment,
+                    k=k,
+                    statistic=s.statistic,
+                    threshold=h,
+                    alarm=s.statistic >= h,
+                    first_alarm_ms=s.first_alarm_ms,
+                    shift=shift,
+                    shift_stderr=stderr,
+                    bucket_ms=s.bucket_ms,
+                )
+            )
+        return tuple(out)
+
+
+def _residuals(
+    per_query: dict[str, Agg], refs: QueryReferences, fallback: float
+) -> tuple[float, float, float]:
+    """Count, sum and sum of squares of NDCG − reference over one bucket's lists, the reference
+    being the query's in ``refs`` (``fallback`` for a query without one)."""
+    n = s = ss = 0.0
+    get = refs.get
+    for q, (c, t, tt) in per_query.items():
+        entry = get(q)
+        ref = fallback if entry is None else entry[1]
+        n += c
+        s += t - c * ref
+        ss += tt - 2.0 * ref * t + c * ref * ref
+    return n, s, max(ss, 0.0)
+
+
+def _learn(
+    track: _Track, b: int, per_query: dict[str, Agg], fallback: float | None
+) -> tuple[float, float, float]:
+    """The bucket's lists join the references and the level (after being tested); returns the
+    count, sum and sum of squares of their residuals against the references as they were
+    (``fallback`` for a query without one; zeros when ``fallback`` is None)."""
+    n = s = ss = 0.0
+    t_all = tt_all = 0.0
+    get, update = track.refs.get, track.refs.update
+    for q, (c, t, tt) in per_query.items():
+        if fallback is not None:
+            entry = get(q)
+            ref = fallback if entry is None else entry[1]
+            s += t - c * ref
+            ss += tt - 2.0 * ref * t + c * ref * ref
+        update(q, b, c, t)
+        n += c
+        t_all += t
+        tt_all += tt
+    track.level.add(b, n, t_all, tt_all)
+    if fallback is None:
+        return 0.0, 0.0, 0.0
+    return n, s, max(ss, 0.0)
+
+
+class _Pass(NamedTuple):
+    """One bucket's sums of one segment, from :func:`_baseline_pass` (each count, sum, sum of
+    squares)."""
+
+    known: tuple[float, float, float]  # residuals of queries with a reference
+    new: tuple[float, float, float]  # residuals of new queries against their recent mean
+    new_lists: tuple[float, float, float]  # NDCG of the new queries' lists
+    lists: tuple[float, float, float]  # NDCG of every list
+    control: tuple[float, float, float]  # residuals against the control's references
+
+
+def _baseline_pass(
+    per_query: PerQuery,
+    b: int,
+    track: _Track,
+    control_refs: QueryReferences | None,
+    fallback: float | None,
+) -> _Pass:
+    """Residuals of one segment's bucket against its own references (and, with ``fallback``,
+    against ``control_refs``); each query's reference learns the bucket after its residuals."""
+    refs = track.refs
+    table = refs.entries
+    get = table.get
+    factor = refs.factor
+    same = control_refs is refs
+    cget = None if control_refs is None or fallback is None else control_refs.get
+    cfall = 0.0 if fallback is None else fallback
+    new_ref = track.new_level.mean
+    n_k = s_k = ss_k = 0.0
+    n_n = s_n = ss_n = 0.0
+    c_new = t_new = tt_new = 0.0
+    n_all = t_all = tt_all = 0.0
+    s_c = ss_c = 0.0
+    for q, (c, t, tt) in per_query.items():
+        entry = get(q)
+        if cget is not None:
+            centry = entry if same else cget(q)
+            cref = cfall if centry is None else centry[1]
+            s_c += t - c * cref
+            ss_c += tt - 2.0 * cref * t + c * cref * cref
+        if entry is not None:
+            ref = entry[1]
+            n_k += c
+            s_k += t - c * ref
+            ss_k += tt - 2.0 * ref * t + c * ref * ref
+            # the reference learns the bucket, after its residuals (QueryReferences.update)
+            elapsed = b - entry[2]
+            weight = (entry[0] * factor(elapsed) if elapsed > 0 else entry[0]) + c
+            entry[1] = ref + (t - c * ref) / weight
+            entry[0] = weight
+            if elapsed > 0:
+                entry[2] = b
+        else:
+            c_new += c
+            t_new += t
+            tt_new += tt
+            if new_ref is not None:
+                n_n += c
+                s_n += t - c * new_ref
+                ss_n += tt - 2.0 * new_ref * t + c * new_ref * new_ref
+            table[q] = [c, t / c, b]
+        n_all += c
+        t_all += t
+        tt_all += tt
+    refs.trim()
+    return _Pass(
+        (n_k, s_k, max(ss_k, 0.0)),
+        (n_n, s_n, max(ss_n, 0.0)),
+        (c_new, t_new, tt_new),
+        (n_all, t_all, tt_all),
+        _ZERO if cget is None else (n_all, s_c, max(ss_c, 0.0)),
+    )

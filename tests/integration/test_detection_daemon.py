@@ -1,0 +1,95 @@
+"""The regression detectors of `streameval run` reading a log from Kafka say what `streameval
+replay` says for the same log: the same series, statistics and `first_alarm` (DESIGN §7: "a
+replay of a log says when the daemon would have paged")."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streameval.sim import SimConfig, traffic
+from tests.integration.conftest import TopicFactory
+from tests.integration.daemon_support import (
+    T0,
+    DaemonProcess,
+    Log,
+    Topics,
+    dump_partitions,
+    free_port,
+    produce,
+    replay_json,
+    samples,
+    sentinels,
+    value,
+)
+
+pytestmark = pytest.mark.kafka
+
+ROLE = {"impression": "impressions", "click": "clicks", "judgment": "judgments"}
+
+
+@pytest.fixture
+def topics(topic_factory: TopicFactory) -> Topics:
+    return Topics.made_by(topic_factory)
+
+
+def simulated_log() -> Log:
+    """15 min of an A/B test at 20 queries/s; the treatment loses 30 % of its judged NDCG at
+    +6 min."""
+    sim = SimConfig(
+        rate=20, queries=100, seed=4, duration_ms=15 * 60_000,
+        regression_at_ms=6 * 60_000, regression_size=0.3, max_interaction_delay_ms=200_000,
+    )  # fmt: skip
+    log = Log()
+    for record in traffic(sim, T0):
+        log.records.append((ROLE[record.kind], record.key.encode(), record.raw, None))
+    return log
+
+
+def _key(labels: dict[str, Any]) -> tuple[str, str, str, str, str]:
+    return (labels["detector"], str(labels["k"]), labels["relevance"], labels["ranker"],
+            labels["arm"])  # fmt: skip
+
+
+def test_the_daemon_pages_at_the_bucket_replay_says(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path
+) -> None:
+    log = simulated_log()
+    sentinels(log, T0 + 30 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+    want = {_key({**row, **row["segment"]}): row for row in expected["detection"]}
+    # the treatment's drop was found, and nothing else alarmed
+    fired = {key for key, row in want.items() if row["first_alarm"] is not None}
+    assert ("vs_control", "10", "judged", "ltr-v2", "treatment") in fired
+    assert all(key[4] == "treatment" for key in fired)
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    daemon = DaemonProcess(env, tmp_path / "daemon.log")
+    try:
+        metrics = daemon.wait_for(
+            lambda m: (
+                value(m, "streameval_evaluation_horizon_timestamp_seconds")
+                == expected["horizon_ms"] / 1000
+            ),
+            what="the daemon to reach replay's horizon",
+            ready=True,
+        )
+        statistic = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_statistic")}
+        first = {
+            _key(lbl): v
+            for lbl, v in samples(metrics, "streameval_regression_first_alarm_timestamp_seconds")
+        }
+        alarm = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_alarm")}
+        assert set(statistic) == set(want)
+        for key, row in want.items():
+            assert statistic[key] == pytest.approx(row["statistic"], rel=1e-9, abs=1e-9), key
+            assert alarm[key] == (1.0 if row["alarm"] else 0.0), key
+            at = row["first_alarm"]
+            assert first.get(key) == (None if at is None else at / 1000), key
+        assert daemon.terminate() == 0
+    finally:
+        if daemon.proc.poll() is None:
+            daemon.kill()
