@@ -200,7 +200,22 @@ class EventStream:
         out: list[RawRecord] = []
         for records in batches.values():
             out.extend(RawRecord.from_consumer_record(r) for r in records)
+        if not out:
+            self._validate_positions()
         return out
+
+    def _validate_positions(self) -> None:
+        """After an empty poll: ask each partition's position, which runs the offset validation
+        a new leader epoch asks for (KIP-320). kafka-python's poll alone does not
+        (dpkp/kafka-python#3106): after a broker restart a partition awaiting validation was
+        never fetched again, and the daemon read nothing more, silently. Cheap when nothing
+        awaits validation (a local look-up)."""
+        for tp in self._consumer.assignment() or ():
+            try:
+                self._consumer.position(tp, timeout_ms=1000)
+            except KafkaError as exc:  # a broker still away: the next empty poll asks again
+                _LOG.debug("position of %s not known yet: %s", tp, exc)
+                return
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._consumer.assignment() or ())

@@ -223,12 +223,30 @@ def sentinels(log: Log, at_ms: int) -> None:
 
 
 def produce(bootstrap: str, topics: Topics, log: Log, **client: Any) -> None:
-    """The log's records, in order (``client``: kafka-python connection settings)."""
+    """The log's records, in order (``client``: kafka-python connection settings), every one
+    acknowledged. A flush does not raise for records the broker refused: a broker restarted a
+    moment ago refused them (its partitions not led yet) and the records were silently missing,
+    which looked like a daemon that stopped reading. Refused records are sent again, in order,
+    for up to 30 s (they then land after the ones that were taken)."""
     producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, **client)
-    for role, key, value, partition in log.records:
-        producer.send(getattr(topics, role), key=key, value=value, partition=partition)
-    producer.flush()
-    producer.close()
+    pending = list(log.records)
+    deadline = time.monotonic() + 30
+    try:
+        while pending:
+            futures = [
+                producer.send(getattr(topics, role), key=key, value=value, partition=partition)
+                for role, key, value, partition in pending
+            ]
+            producer.flush()
+            outcomes = zip(pending, futures, strict=True)
+            refused = [(r, f.exception) for r, f in outcomes if f.failed()]
+            if refused and time.monotonic() > deadline:
+                raise AssertionError(f"{len(refused)} records refused, e.g. {refused[0][1]!r}")
+            pending = [r for r, _ in refused]
+            if pending:
+                time.sleep(0.5)
+    finally:
+        producer.close()
 
 
 def dump_partitions(

@@ -80,6 +80,21 @@ def _identity(metrics: dict[Any, float]) -> int:
     return read
 
 
+def _ends(bootstrap: str, topics: Topics) -> dict[str, int]:
+    """Records in each data topic (for a failure's message)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        out = {}
+        for topic in (topics.impressions, topics.clicks):
+            tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+            out[topic] = sum(consumer.end_offsets(tps).values())
+        return out
+    finally:
+        consumer.close()
+
+
 def _replay(paths: list[Path], env: dict[str, str]) -> dict[str, Any]:
     """``replay_json`` with settings from the environment."""
     out = subprocess.run(
@@ -186,6 +201,7 @@ def test_the_daemon_rides_out_a_broker_restart(
         second = make_log(5, 300, start_ms=T0 + 18 * 60_000, span_ms=10 * 60_000)
         second.records = [r for r in second.records if r[0] != "judgments"]
         produce(bootstrap, topics, second)
+        print("end offsets after the second part:", _ends(bootstrap, topics))
         n = len(first.records) + len(second.records)
         daemon.wait_for(
             lambda m: _num(m, "streameval_records_read_total") == n,
