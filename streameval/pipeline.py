@@ -82,8 +82,11 @@ class Pipeline:
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
-        #: those of them that take judged scores once the watermark passes the impression
-        self._early = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
+        #: those of them told of a re-read (:meth:`reset`), and those that take judged scores
+        #: once the watermark passes the impression (not one whose ``takes_judged`` is False:
+        #: then nothing is scored early, nor kept for it)
+        self._resettable = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
+        self._early = tuple(c for c in self._resettable if getattr(c, "takes_judged", True))
         self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
         #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
         self._decoder_for = decoder_for
@@ -160,7 +163,7 @@ class Pipeline:
         self._interleaving.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
-        for consumer in self._early:
+        for consumer in self._resettable:
             consumer.reset()
 
     # --- intake -----------------------------------------------------------------------------

@@ -220,6 +220,8 @@ class Detectors:
         self._stash = {r: _Stash(spec.bucket_ms, positions) for r in spec.relevance}
         self._implicit = self._stash.get(IMPLICIT)
         self._judged = self._stash.get(JUDGED)
+        #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
+        self.takes_judged = self._judged is not None
         self._tracks: dict[tuple[Segment, str, int], _Track] = {}
         self._series: dict[tuple[str, str, Segment, int], _Series] = {}
         self._control_of: dict[Segment, bool] = {}
