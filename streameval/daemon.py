@@ -115,6 +115,9 @@ class Daemon:
         )
         self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
+        # after a failed write to the state topic: not again before this (monotonic clock)
+        self._persist_after = 0.0
+        self._persist_backoff = 0.0
         # per partition: the state point (persisted_before) of its last successful commit
         self._committed_state: dict[str, int] = {}
         self._longest_ms = max(settings.evaluation.windows)
@@ -406,9 +409,9 @@ class Daemon:
         self._ready = True
         _LOG.info("caught up: ready")
 
-    def _commit(self, partitions: set[TopicPartition]) -> None:
+    def _commit(self, partitions: set[TopicPartition], *, final: bool = False) -> None:
         if self._stream is not None and partitions:
-            self._persist(partitions)
+            self._try_persist(partitions, final=final)
             commits = self._commits(partitions)
             self._stream.commit(commits)
             for tp, (_, checkpoint) in commits.items():
@@ -416,6 +419,27 @@ class Daemon:
                     self._committed_state[source_of(tp.topic, tp.partition)] = (
                         checkpoint.persisted_before
                     )
+
+    def _try_persist(self, partitions: set[TopicPartition], *, final: bool) -> None:
+        """:meth:`_persist`, unless a failure asked to wait: the commit then goes on with the
+        state point of the last write that succeeded (a valid checkpoint, only an older one),
+        and the loop keeps reading instead of waiting on the state topic at every commit."""
+        now = self._clock()
+        if not final and now < self._persist_after:
+            return
+        try:
+            self._persist(partitions)
+        except KafkaError as exc:
+            self._persist_backoff = min(30.0, max(2.0, 2 * self._persist_backoff))
+            self._persist_after = now + self._persist_backoff
+            _LOG.warning(
+                "state topic not written (%s); the commits keep the last state point, next "
+                "try in %.0f s",
+                exc,
+                self._persist_backoff,
+            )
+        else:
+            self._persist_backoff = 0.0
 
     def _persist(self, partitions: set[TopicPartition]) -> None:
         """Write the buckets completed since the last commit to the state topic, tombstone those
@@ -464,7 +488,7 @@ class Daemon:
         stream = self._stream
         if stream is not None:
             try:
-                self._commit(stream.assignment())
+                self._commit(stream.assignment(), final=True)
             except KafkaError as exc:
                 _LOG.warning("final commit failed: %s", exc)
             stream.close()

@@ -14,6 +14,7 @@ logged, counted and skipped; the partition it names then falls back to the full 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -148,20 +149,44 @@ class StateTopic:
         _ensure_compacted(topic, config)
         self.table = StateTable(group, bucket_ms)
         self._reader = JudgmentReader([topic], config, what="state")
+        self._config = dict(config)
         try:
-            # max_block_ms: a send waits at most this for metadata (kafka-python's default, 60 s,
-            # stalled the whole loop through a broker outage, and the group dropped the member)
-            self._producer = KafkaProducer(
-                **config,
-                enable_idempotence=True,
-                acks="all",
-                linger_ms=5,
-                max_block_ms=int(flush_timeout_s * 1000),
-            )
+            self._producer = self._new_producer()
         except KafkaError as exc:
             self._reader.close()
             raise KafkaUnavailableError(f"cannot connect to write the state topic: {exc}") from exc
         self._futures: list[Any] = []
+
+    def _new_producer(self) -> Any:
+        # max_block_ms: a send waits at most this for metadata (kafka-python's default, 60 s,
+        # stalled the whole loop through a broker outage, and the group dropped the member)
+        return KafkaProducer(
+            **self._config,
+            enable_idempotence=True,
+            acks="all",
+            linger_ms=5,
+            max_block_ms=int(self._flush_timeout_s * 1000),
+        )
+
+    def _renew_producer(self, why: KafkaError) -> None:
+        """After a failed write: a fresh producer. kafka-python's producer did not find the
+        brokers again after a broker restart (every send timed out on metadata, measured), while
+        a new one does; what was not acknowledged is sent again with the next commit."""
+        _LOG.warning("state topic write failed (%s); reconnecting its producer", why)
+        self._futures = []
+        with contextlib.suppress(KafkaError):  # it is being replaced
+            self._producer.close(timeout=0)
+        try:
+            self._producer = self._new_producer()
+        except KafkaError as exc:  # the brokers are away: the next write tries again
+            _LOG.warning("state topic producer not recreated yet: %s", exc)
+
+    def _send(self, key: bytes, value: bytes | None) -> None:
+        try:
+            self._futures.append(self._producer.send(self._topic, key=key, value=value))
+        except KafkaError as exc:
+            self._renew_producer(exc)
+            raise
 
     def read_to_end(self) -> int:
         """Apply every record up to the topic's end; returns how many."""
@@ -181,32 +206,28 @@ class StateTopic:
 
     def write(self, source: str, start: int, bucket: Bucket) -> None:
         self.table.put(source, start, bucket)
-        self._futures.append(
-            self._producer.send(
-                self._topic, key=state_key(self._group, source, start), value=encode_bucket(bucket)
-            )
-        )
+        self._send(state_key(self._group, source, start), encode_bucket(bucket))
 
     def expire(self, sources: Iterable[str], before: int) -> None:
         """Tombstone the buckets of ``sources`` that start before ``before``."""
         for source in sources:
             for start in self.table.older(source, before):
                 self.table.drop(source, start)
-                self._futures.append(
-                    self._producer.send(
-                        self._topic, key=state_key(self._group, source, start), value=None
-                    )
-                )
+                self._send(state_key(self._group, source, start), None)
 
     def flush(self) -> None:
         """Wait until everything written is acknowledged; raises ``KafkaError`` if it is not."""
         futures, self._futures = self._futures, []
         if not futures:
             return
-        self._producer.flush(timeout=self._flush_timeout_s)
-        failed = [f.exception for f in futures if f.failed()]
-        if failed or not all(f.is_done for f in futures):
-            raise KafkaError(f"state topic write failed: {failed[0] if failed else 'timed out'}")
+        try:
+            self._producer.flush(timeout=self._flush_timeout_s)
+            failed = [f.exception for f in futures if f.failed()]
+            if failed or not all(f.is_done for f in futures):
+                raise KafkaError(f"not acknowledged: {failed[0] if failed else 'timed out'}")
+        except KafkaError as exc:
+            self._renew_producer(exc)
+            raise
 
     def close(self) -> None:
         self._reader.close()
