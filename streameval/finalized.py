@@ -26,7 +26,8 @@ class ListConsumer(Protocol):
 
     def advance(self, horizon_ms: int) -> None:
         """The evaluation horizon is now ``horizon_ms``: every list with an impression before
-        it has been handed to :meth:`add`."""
+        it has been handed to :meth:`add`. Called at least once whenever the horizon enters a
+        new bucket (and at the end of input), not on every move of the horizon."""
         ...
 
 
@@ -45,6 +46,14 @@ class JudgedEarlyConsumer(ListConsumer, Protocol):
 
     :meth:`reset`: the stream is about to be re-read from the last commit (a rebalance): what the
     consumer holds for buckets it has not closed will be handed to it again.
+
+    Optional: a consumer with ``takes_judged = False`` (e.g. detectors that watch implicit
+    relevance only) is still reset, but gets no judged score early: the pipeline then neither
+    keeps the lists for it nor scores them before finalization.
+
+    Cost: one :class:`ScoredList` per list (built with ``tuple.__new__``, see
+    :func:`streameval.scoring._scored`); its judged :class:`SourceScore` is the one the list
+    keeps and reuses at finalization, so nothing is scored twice.
     """
 
     def add_judged(self, scored: ScoredList) -> None: ...

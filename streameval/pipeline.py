@@ -82,8 +82,11 @@ class Pipeline:
         self._persist = persist
         #: further consumers of finalized lists beside the windows (detectors, interleaving)
         self._consumers = tuple(consumers)
-        #: those of them that take judged scores once the watermark passes the impression
-        self._early = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
+        #: those of them told of a re-read (:meth:`reset`), and those that take judged scores
+        #: once the watermark passes the impression (not one whose ``takes_judged`` is False:
+        #: then nothing is scored early, nor kept for it)
+        self._resettable = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
+        self._early = tuple(c for c in self._resettable if getattr(c, "takes_judged", True))
         self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
         #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
         self._decoder_for = decoder_for
@@ -137,6 +140,9 @@ class Pipeline:
         self._due: float = math.inf
         # the watermark at which a list's impression is passed (judged scores handed early)
         self._early_due: float = math.inf
+        # the horizon at which the consumers are next told it (the start of the next bucket:
+        # they act per complete bucket, ListConsumer.advance)
+        self._consumers_due: float = -math.inf
         self._finished = False
         # the window state changelog: per source, the buckets not yet in the state topic, and
         # the bucket start before which every bucket of a source is there (restored or written)
@@ -157,7 +163,7 @@ class Pipeline:
         self._interleaving.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
-        for consumer in self._early:
+        for consumer in self._resettable:
             consumer.reset()
 
     # --- intake -----------------------------------------------------------------------------
@@ -243,7 +249,7 @@ class Pipeline:
         """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
         due = ts + self._attribution  # when this list is finalized
         self._due = min(self._due, due)
-        if self._early:
+        if self._early and ts < self._early_due:  # (else its bucket's end is not earlier)
             # its judged score goes out once the watermark completes its bucket
             due = ts - ts % self._bucket_ms + self._bucket_ms
             self._early_due = min(self._early_due, due)
@@ -361,8 +367,10 @@ class Pipeline:
             self._intake.unmatched += expired
         horizon = watermark - self._attribution
         self._interleaving.advance(horizon)
-        for consumer in self._consumers:
-            consumer.advance(horizon)
+        if horizon >= self._consumers_due:  # the horizon entered a bucket: consumers act
+            for consumer in self._consumers:
+                consumer.advance(horizon)
+            self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
         windows = self._windows
         windows.evict(horizon)
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
@@ -456,13 +464,18 @@ class Pipeline:
         cut = watermark - watermark % bucket
         joiner = self._joiner
         score, judgments, early = self._scorer.score_judged, self._judgments, self._early
-        for lst in joiner.passed(cut):
-            scored = score(lst, judgments)
-            for consumer in early:
-                consumer.add_judged(scored)
+        if len(early) == 1:  # the usual case (the detectors): no inner loop per list
+            add_judged = early[0].add_judged
+            for lst in joiner.passed(cut):
+                add_judged(score(lst, judgments))
+        else:
+            for lst in joiner.passed(cut):
+                scored = score(lst, judgments)
+                for consumer in early:
+                    consumer.add_judged(scored)
         nxt = joiner.next_passed()  # the earliest impression not handed out, + 1
         self._early_due = nxt if nxt == math.inf else (nxt - 1) - (nxt - 1) % bucket + bucket
-        for consumer in self._early:
+        for consumer in early:
             consumer.advance_judged(cut)
 
     def _fold(self, lst: OpenList) -> None:

@@ -36,6 +36,7 @@ from streameval.scored import (
 )
 
 _EMPTY: dict[str, float] = {}
+_new_scored = tuple.__new__
 
 
 def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool) -> list[float]:
@@ -49,17 +50,22 @@ def _grades(doc_ids: Sequence[str], grade_of: Mapping[str, float], unique: bool)
 def _scored(
     lst: OpenList, sources: tuple[SourceScore, ...], interleaved: Interleaved | None = None
 ) -> ScoredList:
-    return ScoredList(
-        lst.request_id,
-        lst.query_id,
-        lst.timestamp,
-        lst.labels,
-        lst.segment,
-        sources,
-        lst.clicked,
-        lst.first_click_rank,
-        lst.interacted,
-        interleaved,
+    # tuple.__new__ straight away: the named tuple's own __new__ is one more Python call, and
+    # this runs once per finalized list (twice with the detectors)
+    return _new_scored(
+        ScoredList,
+        (
+            lst.request_id,
+            lst.query_id,
+            lst.timestamp,
+            lst.labels,
+            lst.segment,
+            sources,
+            lst.clicked,
+            lst.first_click_rank,
+            lst.interaction_keys is not None,  # OpenList.interacted
+            interleaved,
+        ),
     )
 
 
@@ -114,18 +120,29 @@ class ListScorer:
         self._unjudged = self._source(JUDGED, self._scorer.score([], []), (0.0,) * len(self._ks))
 
     def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
-        # whether a doc repeats (it then gains only at its first position): asked once per list
-        doc_ids = lst.doc_ids
-        unique = len(set(doc_ids)) == len(doc_ids)
+        # whether a doc repeats (it then gains only at its first position): asked once per list,
+        # and only when a grade is looked up (not for a list without interactions whose judged
+        # score came early)
+        unique: bool | None = None
         early = lst.early
         if early is not None and early[0] == judgments.version(lst.query_id):
             judged = early[1]  # scored when the watermark passed it; no judgment changed since
         else:
+            doc_ids = lst.doc_ids
+            unique = len(set(doc_ids)) == len(doc_ids)
             judged = self._judged(lst, judgments, unique)
+        grades = lst.grades
+        if grades is None:  # no interaction: every grade 0 (most lists)
+            implicit = self._no_interaction
+        else:
+            if unique is None:
+                doc_ids = lst.doc_ids
+                unique = len(set(doc_ids)) == len(doc_ids)
+            implicit = self._implicit(lst.doc_ids, grades, unique)
         interleaved = (
             None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams)
         )
-        return _scored(lst, (self._implicit(lst, unique), judged), interleaved)
+        return _scored(lst, (implicit, judged), interleaved)
 
     def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait
@@ -137,10 +154,11 @@ class ListScorer:
         lst.early = (judgments.version(lst.query_id), judged)
         return _scored(lst, (judged,))
 
-    def _implicit(self, lst: OpenList, unique: bool) -> SourceScore:
-        if lst.grades is None:  # no interaction: every grade 0 (most lists)
-            return self._no_interaction
-        grades = _grades(lst.doc_ids, lst.grades, unique)
+    def _implicit(
+        self, doc_ids: Sequence[str], interacted: Mapping[str, float], unique: bool
+    ) -> SourceScore:
+        """The implicit source of a list with interactions (:meth:`score` answers the others)."""
+        grades = _grades(doc_ids, interacted, unique)
         return self._source(IMPLICIT, self._scorer.score(grades, grades), None)
 
     def _judged(self, lst: OpenList, judgments: JudgmentStore, unique: bool) -> SourceScore:

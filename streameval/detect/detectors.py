@@ -117,33 +117,51 @@ class _Stash:
         self.ignored = 0
 
     def add(self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]) -> None:
+        # once per list and relevance source: the query's sums are folded here, inline
         single = self.single
-        x: float | None = None
         if single is not None:  # one watched k (the default)
             x = ndcg[single]
             if x is None:
                 return  # no NDCG@k (e.g. no interaction, `no_relevance = "skip"`)
-        b = ts - ts % self.bucket_ms
-        if b != self.cur_b:
-            closed = self.closed
-            if closed is not None and b < closed:
-                self.ignored += 1
+            b = ts - ts % self.bucket_ms
+            if b != self.cur_b and not self._enter(b):
                 return
-            cur = self.pending.get(b)
-            if cur is None:
-                cur = self.pending[b] = {}
-            self.cur_b = b
-            self.cur = cur
+            per_k = self.cur.get(segment)
+            if per_k is None:
+                per_k = self.cur[segment] = [{}]
+            per_query = per_k[0]
+            agg = per_query.get(query_id)
+            if agg is None:
+                per_query[query_id] = [1, x, x * x]
+            else:
+                agg[0] += 1
+                agg[1] += x
+                agg[2] += x * x
+            return
+        b = ts - ts % self.bucket_ms
+        if b != self.cur_b and not self._enter(b):
+            return
         per_k = self.cur.get(segment)
         if per_k is None:
             per_k = self.cur[segment] = [{} for _ in self.positions]
-        if x is not None:
-            _fold(per_k[0], query_id, x)
-            return
         for per_query, i in zip(per_k, self.positions, strict=True):
             value = ndcg[i]
             if value is not None:
                 _fold(per_query, query_id, value)
+
+    def _enter(self, b: int) -> bool:
+        """Make bucket ``b`` the one added to; False (the list counted as ignored) when it is
+        already closed."""
+        closed = self.closed
+        if closed is not None and b < closed:
+            self.ignored += 1
+            return False
+        cur = self.pending.get(b)
+        if cur is None:
+            cur = self.pending[b] = {}
+        self.cur_b = b
+        self.cur = cur
+        return True
 
     def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
         """The buckets the horizon completed since the last call, in order (removed)."""
@@ -202,6 +220,8 @@ class Detectors:
         self._stash = {r: _Stash(spec.bucket_ms, positions) for r in spec.relevance}
         self._implicit = self._stash.get(IMPLICIT)
         self._judged = self._stash.get(JUDGED)
+        #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
+        self.takes_judged = self._judged is not None
         self._tracks: dict[tuple[Segment, str, int], _Track] = {}
         self._series: dict[tuple[str, str, Segment, int], _Series] = {}
         self._control_of: dict[Segment, bool] = {}
@@ -530,7 +550,7 @@ class _Pass(NamedTuple):
     control: tuple[float, float, float]  # residuals against the control's references
 
 
-def _baseline_pass(
+def _baseline_pass(  # noqa: PLR0915 (one loop over the bucket, on purpose)
     per_query: PerQuery,
     b: int,
     track: _Track,
@@ -543,8 +563,11 @@ def _baseline_pass(
     table = refs.entries
     get = table.get
     factor = refs.factor
+    # the control's reference of each query: its own entry when the control's references are
+    # the segment's own (the control segment), else looked up (``fallback`` without one)
     same = control_refs is refs
-    cget = None if control_refs is None or fallback is None else control_refs.get
+    cget = None if control_refs is None or fallback is None or same else control_refs.get
+    control = same and fallback is not None
     cfall = 0.0 if fallback is None else fallback
     new_ref = track.new_level.mean
     n_k = s_k = ss_k = 0.0
@@ -553,25 +576,35 @@ def _baseline_pass(
     n_all = t_all = tt_all = 0.0
     s_c = ss_c = 0.0
     for q, (c, t, tt) in per_query.items():
-        entry = get(q)
         if cget is not None:
-            centry = entry if same else cget(q)
+            centry = cget(q)
             cref = cfall if centry is None else centry[1]
             s_c += t - c * cref
             ss_c += tt - 2.0 * cref * t + c * cref * cref
+        entry = get(q)
         if entry is not None:
             ref = entry[1]
+            r = t - c * ref  # the residual sum, and its sum of squares
+            rr = tt - 2.0 * ref * t + c * ref * ref
+            if control:
+                s_c += r
+                ss_c += rr
             n_k += c
-            s_k += t - c * ref
-            ss_k += tt - 2.0 * ref * t + c * ref * ref
+            s_k += r
+            ss_k += rr
             # the reference learns the bucket, after its residuals (QueryReferences.update)
             elapsed = b - entry[2]
-            weight = (entry[0] * factor(elapsed) if elapsed > 0 else entry[0]) + c
-            entry[1] = ref + (t - c * ref) / weight
-            entry[0] = weight
             if elapsed > 0:
+                weight = entry[0] * factor(elapsed) + c
                 entry[2] = b
+            else:
+                weight = entry[0] + c
+            entry[1] = ref + r / weight
+            entry[0] = weight
         else:
+            if control:
+                s_c += t - c * cfall
+                ss_c += tt - 2.0 * cfall * t + c * cfall * cfall
             c_new += c
             t_new += t
             tt_new += tt
@@ -589,5 +622,5 @@ def _baseline_pass(
         (n_n, s_n, max(ss_n, 0.0)),
         (c_new, t_new, tt_new),
         (n_all, t_all, tt_all),
-        _ZERO if cget is None else (n_all, s_c, max(ss_c, 0.0)),
+        (n_all, s_c, max(ss_c, 0.0)) if cget is not None or control else _ZERO,
     )

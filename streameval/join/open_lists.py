@@ -247,17 +247,17 @@ class Joiner:
                 yield lst
         closed.forget(watermark)
 
-    def passed(self, cut: float) -> Iterator[OpenList]:
+    def passed(self, cut: float) -> list[OpenList]:
         """Hand out (once, bucket by bucket in time order) every open list of a bucket that
         starts before ``cut`` (a bucket boundary the watermark has reached, or infinity; only
         with ``pass_bucket_ms``): no impression of those buckets can still be accepted. Lists
         already finalized or evicted are left out."""
         unpassed = self._unpassed
         opened = self._open
-        for b in sorted(b for b in unpassed if b < cut):
-            for lst in unpassed.pop(b):
-                if opened.get(lst.request_id) is lst:
-                    yield lst
+        due = sorted(b for b in unpassed if b < cut)
+        if len(due) == 1:  # the usual case: the bucket the watermark just completed
+            return [lst for lst in unpassed.pop(due[0]) if opened.get(lst.request_id) is lst]
+        return [lst for b in due for lst in unpassed.pop(b) if opened.get(lst.request_id) is lst]
 
     def next_passed(self) -> float:
         """The start of the earliest bucket with a list not handed out yet, + 1 (infinity when
