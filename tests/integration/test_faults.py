@@ -375,8 +375,18 @@ def test_two_daemons_split_the_work_exactly_and_hand_over_on_sigterm(
         # the survivor's rebuild re-finalizes a list before or after reading a new grade would
         # be a race (replay reads every judgment before finalizing anything)
         more.records = [r for r in more.records if r[0] != "judgments"]
-        sentinels(more, T0 + 60 * 60_000)  # the horizon (- 15m - 5m) past the new traffic
         produce(kafka_bootstrap, topics, more)
+        # the traffic first, read in full; then the sentinels that move every partition's
+        # watermark past it (in one burst with them, a partition whose fetch comes a poll later
+        # would find the others' sentinels already 30 minutes ahead: later than any lateness)
+        so_far = _replay(dump_partitions(kafka_bootstrap, topics, tmp_path), LATENESS)
+        b.wait_for(
+            lambda m: read_a + _identity(m) == so_far["intake"]["read"] + judgments,
+            what="daemon b to take over and read the new traffic",
+        )
+        tail = Log()
+        sentinels(tail, T0 + 60 * 60_000)  # the horizon (- 15m - 5m) past the new traffic
+        produce(kafka_bootstrap, topics, tail)
         expected = _replay(dump_partitions(kafka_bootstrap, topics, tmp_path), LATENESS)
         horizon_s = expected["horizon_ms"] / 1000
         mb = b.wait_for(
