@@ -21,7 +21,25 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--config", metavar="FILE", help="TOML configuration file")
     p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    p.add_argument(
+        "--client-log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help=(
+            "level of the Kafka client's own log (kafka-python: every connection and rebalance "
+            "step at INFO); default: WARNING, or --log-level when that is higher"
+        ),
+    )
     p.set_defaults(handler=run)
+
+
+def client_log_level(log_level: str, client: str | None) -> int:
+    """The Kafka client's log level: ``client`` when given, else ``log_level`` but never below
+    WARNING (kafka-python logs every connection and rebalance step at INFO)."""
+    import logging
+
+    if client is not None:
+        return logging.getLevelNamesMapping()[client]
+    return max(logging.WARNING, logging.getLevelNamesMapping()[log_level])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    # kafka-python is chatty at INFO (every connection and rebalance step)
-    logging.getLogger("kafka").setLevel(max(logging.WARNING, logging.getLevelName(args.log_level)))
+    # kafka-python is chatty at INFO (every connection and rebalance step): WARNING unless asked
+    logging.getLogger("kafka").setLevel(client_log_level(args.log_level, args.client_log_level))
     # and both clients log every failed reconnect during an outage: one of a kind per 30 s
     from streameval.log_limits import RepeatLimiter
 

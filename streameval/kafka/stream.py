@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 _LOG = logging.getLogger(__name__)
 
+#: the longest a revocation waits for its commit before letting the rebalance go on
+REVOKE_COMMIT_TIMEOUT_MS = 10_000
+
 
 def source_of(topic: str, partition: int) -> str:
     """The pipeline's name of a partition: ``topic/partition``."""
@@ -139,9 +142,13 @@ class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         offsets = self._stream._on_revoke(set(revoked), False)
         if offsets:
             try:
-                await self._stream._commit_future(offsets)
+                await self._stream._commit_bounded(offsets)
             except KafkaError as exc:
-                _LOG.warning("commit of revoked partitions failed: %s", exc)
+                _LOG.warning(
+                    "commit of revoked partitions failed (their new owner re-reads from the "
+                    "last commit): %s",
+                    exc,
+                )
 
     async def on_partitions_lost(self, lost: Any) -> None:
         self._stream._on_revoke(set(lost), True)  # lost: nothing may be committed
@@ -295,8 +302,18 @@ class EventStream:
         if offsets:
             self._consumer.commit(_with_metadata(offsets))
 
-    def _commit_future(self, offsets: Commits) -> Any:
-        return self._consumer.commit_async(_with_metadata(offsets))
+    def _commit_bounded(self, offsets: Commits) -> Any:
+        """An awaitable commit that fails with ``KafkaTimeoutError`` after
+        :data:`REVOKE_COMMIT_TIMEOUT_MS`. kafka-python runs the listener inside the join and
+        awaits it without a bound: a commit whose answer never came would hold this member out
+        of the group, and the whole group with it (the others wait in JoinGroup for up to the
+        rebalance timeout), while ``poll`` never returns. A commit that fails only costs the
+        new owner a re-read from the last periodic commit."""
+        future = self._consumer.commit_async(_with_metadata(offsets))
+        manager = getattr(getattr(self._consumer, "_coordinator", None), "_manager", None)
+        if manager is None or not hasattr(manager, "wait_for"):  # pragma: no cover - other versions
+            return future
+        return manager.wait_for(future, REVOKE_COMMIT_TIMEOUT_MS)
 
     def close(self) -> None:
         try:

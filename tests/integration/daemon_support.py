@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,10 +14,11 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
@@ -315,17 +317,26 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
 
 
+#: the daemon, with the Kafka client's rebalance steps in its log (what a failure reports)
+DAEMON_COMMAND = [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"]
+DAEMON_COMMAND += ["--client-log-level", "INFO"]
+
+
 class DaemonProcess:
+    #: the daemons of the running test still alive (a failure reports on all of them)
+    live: ClassVar[weakref.WeakSet[DaemonProcess]] = weakref.WeakSet()
+
     def __init__(self, env: dict[str, str], log_path: Path) -> None:
         self.port = int(env["STREAMEVAL_METRICS__PORT"])
         self.log_path = log_path
         self._log = log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streameval.cli", "run", "--log-level", "INFO"],
+            DAEMON_COMMAND,
             env={**_clean_env(), **env},
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
+        DaemonProcess.live.add(self)
 
     def get(self, path: str) -> tuple[int, str]:
         try:
@@ -374,7 +385,35 @@ class DaemonProcess:
         }
         raise AssertionError(
             f"timed out waiting for {what}; last figures: {progress}\n{self.log_tail()}"
+            + self.post_mortem()
+            + "".join(
+                d.post_mortem() for d in list(DaemonProcess.live) if d is not self and d.running
+            )
         )
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def post_mortem(self) -> str:
+        """For a wait in vain: this daemon's longer log tail and its threads' stacks (py-spy),
+        so that a hang in CI says where each daemon of the test was (another one may be the
+        one holding a rebalance up)."""
+        if self.proc.poll() is not None:
+            return f"\n--- {self.log_path.name}: exited {self.proc.returncode}"
+        spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        try:
+            done = subprocess.run(
+                [spy, "dump", "--pid", str(self.proc.pid)],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            stacks = done.stdout + done.stderr
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            stacks = f"(no stacks: {exc})"
+        return f"\n--- {self.log_path.name}, log:\n{self.log_tail(80)}\n--- stacks:\n{stacks}"
 
     def wait_caught_up(
         self, horizon_s: float, what: str, partitions: int = 2 * PARTITIONS
