@@ -120,24 +120,21 @@ class ListScorer:
         self._unjudged = self._source(JUDGED, self._scorer.score([], []), (0.0,) * len(self._ks))
 
     def score(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
-        # whether a doc repeats (it then gains only at its first position): asked once per list,
-        # and only when a grade is looked up (not for a list without interactions whose judged
-        # score came early)
-        unique: bool | None = None
+        # ``unique``: no doc repeats (else a doc gains only at its first position), asked once
+        # per list: by score_judged when the judged score came early
         early = lst.early
-        if early is not None and early[0] == judgments.version(lst.query_id):
-            judged = early[1]  # scored when the watermark passed it; no judgment changed since
-        else:
+        if early is None:
             doc_ids = lst.doc_ids
             unique = len(set(doc_ids)) == len(doc_ids)
             judged = self._judged(lst, judgments, unique)
+        else:
+            version, judged, unique = early  # scored when the watermark passed it
+            if version != judgments.version(lst.query_id):  # a judgment of it changed since
+                judged = self._judged(lst, judgments, unique)
         grades = lst.grades
         if grades is None:  # no interaction: every grade 0 (most lists)
             implicit = self._no_interaction
         else:
-            if unique is None:
-                doc_ids = lst.doc_ids
-                unique = len(set(doc_ids)) == len(doc_ids)
             implicit = self._implicit(lst.doc_ids, grades, unique)
         interleaved = (
             None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams)
@@ -150,8 +147,9 @@ class ListScorer:
         that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
         windows still see the judgments known at finalization)."""
         doc_ids = lst.doc_ids
-        judged = self._judged(lst, judgments, len(set(doc_ids)) == len(doc_ids))
-        lst.early = (judgments.version(lst.query_id), judged)
+        unique = len(set(doc_ids)) == len(doc_ids)
+        judged = self._judged(lst, judgments, unique)
+        lst.early = (judgments.version(lst.query_id), judged, unique)
         return _scored(lst, (judged,))
 
     def _implicit(

@@ -98,8 +98,9 @@ class OpenList:
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
         #: its judged score taken when the watermark passed the impression, with the judgment
-        #: table's version of its query then (reused at finalization if still current)
-        self.early: tuple[int, SourceScore] | None = None
+        #: table's version of its query then (reused at finalization if still current) and
+        #: whether its docs are unique (asked once: the implicit score needs it too)
+        self.early: tuple[int, SourceScore, bool] | None = None
         #: the input it was read from (a Kafka partition, a replay file)
         self.source = source
 
