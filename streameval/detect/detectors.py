@@ -30,7 +30,7 @@ ignored and counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
@@ -39,8 +39,9 @@ from streameval.detect.state import EwMoments, QueryReferences
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.snapshot import DetectionRow, Segment
 
-#: per query: [count, sum, sum of squares] of NDCG@k in one bucket
-Agg = list[float]
+#: per query: (count, sum, sum of squares) of NDCG@k in one bucket (a tuple: one allocation, and
+#: the rare repeat of a query within a bucket replaces it)
+Agg = tuple[float, float, float]
 #: per query_id, its Agg (one bucket, segment, relevance source and k)
 PerQuery = dict[str, Agg]
 #: one bucket of one relevance source: segment -> one PerQuery per watched k
@@ -100,6 +101,7 @@ class _Stash:
         "closed",
         "cur",
         "cur_b",
+        "cur_end",
         "ignored",
         "pending",
         "positions",
@@ -112,7 +114,9 @@ class _Stash:
         self.single = positions[0] if len(positions) == 1 else None
         self.pending: dict[int, BucketData] = {}
         self.closed: int | None = None
-        self.cur_b: int | None = None  # the bucket last added to, and its data
+        # the bucket last added to, [cur_b, cur_end), and its data: a list inside it needs two
+        # comparisons, not the modulo of an epoch-ms timestamp (a two-digit int)
+        self.cur_b = self.cur_end = 0
         self.cur: BucketData = {}
         self.ignored = 0
 
@@ -123,8 +127,7 @@ class _Stash:
             x = ndcg[single]
             if x is None:
                 return  # no NDCG@k (e.g. no interaction, `no_relevance = "skip"`)
-            b = ts - ts % self.bucket_ms
-            if b != self.cur_b and not self._enter(b):
+            if not self.cur_b <= ts < self.cur_end and not self._enter(ts):
                 return
             per_k = self.cur.get(segment)
             if per_k is None:
@@ -132,14 +135,12 @@ class _Stash:
             per_query = per_k[0]
             agg = per_query.get(query_id)
             if agg is None:
-                per_query[query_id] = [1, x, x * x]
+                per_query[query_id] = (1, x, x * x)
             else:
-                agg[0] += 1
-                agg[1] += x
-                agg[2] += x * x
+                c, t, tt = agg
+                per_query[query_id] = (c + 1, t + x, tt + x * x)
             return
-        b = ts - ts % self.bucket_ms
-        if b != self.cur_b and not self._enter(b):
+        if not self.cur_b <= ts < self.cur_end and not self._enter(ts):
             return
         per_k = self.cur.get(segment)
         if per_k is None:
@@ -149,9 +150,10 @@ class _Stash:
             if value is not None:
                 _fold(per_query, query_id, value)
 
-    def _enter(self, b: int) -> bool:
-        """Make bucket ``b`` the one added to; False (the list counted as ignored) when it is
-        already closed."""
+    def _enter(self, ts: int) -> bool:
+        """Make the bucket of ``ts`` the one added to; False (the list counted as ignored) when
+        it is already closed."""
+        b = ts - ts % self.bucket_ms
         closed = self.closed
         if closed is not None and b < closed:
             self.ignored += 1
@@ -160,8 +162,14 @@ class _Stash:
         if cur is None:
             cur = self.pending[b] = {}
         self.cur_b = b
+        self.cur_end = b + self.bucket_ms
         self.cur = cur
         return True
+
+    def leave(self) -> None:
+        """Forget the bucket last added to (it may be taken or merged into): the next list
+        looks its bucket up again."""
+        self.cur_b = self.cur_end = 0
 
     def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
         """The buckets the horizon completed since the last call, in order (removed)."""
@@ -170,7 +178,7 @@ class _Stash:
             return []  # no bucket completed since the last call (most calls)
         end = horizon_ms - horizon_ms % self.bucket_ms
         self.closed = end
-        self.cur_b = None
+        self.leave()
         pending = self.pending
         if not pending:
             return []
@@ -178,31 +186,28 @@ class _Stash:
 
     def clear(self) -> None:
         self.pending.clear()
-        self.cur_b = None
+        self.leave()
 
 
 def _fold(per_query: PerQuery, query_id: str, x: float) -> None:
     """One list's NDCG@k into its query's sums."""
     agg = per_query.get(query_id)
     if agg is None:
-        per_query[query_id] = [1, x, x * x]
+        per_query[query_id] = (1, x, x * x)
     else:
-        agg[0] += 1
-        agg[1] += x
-        agg[2] += x * x
+        c, t, tt = agg
+        per_query[query_id] = (c + 1, t + x, tt + x * x)
 
 
-def _merge(parts: Iterable[PerQuery]) -> PerQuery:
+def _merge(parts: Iterable[Mapping[str, Sequence[float]]]) -> PerQuery:
     merged: PerQuery = {}
     for part in parts:
         for q, (c, s, ss) in part.items():
             agg = merged.get(q)
             if agg is None:
-                merged[q] = [c, s, ss]
+                merged[q] = (c, s, ss)
             else:
-                agg[0] += c
-                agg[1] += s
-                agg[2] += ss
+                merged[q] = (agg[0] + c, agg[1] + s, agg[2] + ss)
     return merged
 
 
@@ -271,7 +276,10 @@ class Detectors:
             stash.clear()
 
     def ingest(
-        self, relevance: str, bucket_ms: int, data: dict[tuple[Segment, int], PerQuery]
+        self,
+        relevance: str,
+        bucket_ms: int,
+        data: Mapping[tuple[Segment, int], Mapping[str, Sequence[float]]],
     ) -> None:
         """A whole bucket's sufficient statistics at once, keyed by (segment, k) (what a
         group-wide state topic, or a list-level simulation, would hand over instead of lists);
@@ -287,7 +295,7 @@ class Detectors:
             if per_k is None:
                 per_k = into[segment] = [{} for _ in self._ks]
             per_k[j] = _merge((per_k[j], per_query))
-        stash.cur_b = None
+        stash.leave()
 
     # --- per bucket ---------------------------------------------------------------------------
 
@@ -562,11 +570,11 @@ def _baseline_pass(  # noqa: PLR0915 (one loop over the bucket, on purpose)
     refs = track.refs
     table = refs.entries
     get = table.get
-    factor = refs.factor
+    factors = refs.factors
     # the control's reference of each query: its own entry when the control's references are
     # the segment's own (the control segment), else looked up (``fallback`` without one)
     same = control_refs is refs
-    cget = None if control_refs is None or fallback is None or same else control_refs.get
+    cget = None if control_refs is None or fallback is None or same else control_refs.entries.get
     control = same and fallback is not None
     cfall = 0.0 if fallback is None else fallback
     new_ref = track.new_level.mean
@@ -595,7 +603,8 @@ def _baseline_pass(  # noqa: PLR0915 (one loop over the bucket, on purpose)
             # the reference learns the bucket, after its residuals (QueryReferences.update)
             elapsed = b - entry[2]
             if elapsed > 0:
-                weight = entry[0] * factor(elapsed) + c
+                f = factors.get(elapsed)
+                weight = entry[0] * (refs.factor(elapsed) if f is None else f) + c
                 entry[2] = b
             else:
                 weight = entry[0] + c

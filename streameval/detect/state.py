@@ -79,6 +79,12 @@ class QueryReferences:
         (with :meth:`factor` and :meth:`trim`): one dict lookup per query and bucket."""
         return self._refs
 
+    @property
+    def factors(self) -> dict[float, float]:
+        """The cache of :meth:`factor`, for the per-bucket pass to read first (a call less per
+        query; do not modify)."""
+        return self._factors
+
     def factor(self, elapsed_ms: float) -> float:
         """The decay over ``elapsed_ms`` (cached: elapsed times are whole buckets)."""
         factor = self._factors.get(elapsed_ms)
