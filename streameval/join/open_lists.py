@@ -161,6 +161,10 @@ class Joiner:
         # judged scores without the attribution wait), kept only when asked for
         self._pass_bucket = pass_bucket_ms
         self._unpassed: dict[int, list[OpenList]] = {}
+        # the bucket last added to, [start, end), and its lists: an impression inside it needs
+        # two comparisons, not the modulo of an epoch-ms timestamp (a two-digit int)
+        self._unpassed_start = self._unpassed_end = 0
+        self._unpassed_last: list[OpenList] = []
         self._seq = 0
         # ids of finalized and evicted lists, to tell a late click read in time from one that waits
         self._closed = ClosedIds(2 * attribution_ms, max_open_lists)
@@ -195,13 +199,11 @@ class Joiner:
         self._seq += 1
         heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
         pb = self._pass_bucket
-        if pb is not None:
-            b = impression.timestamp - impression.timestamp % pb
-            bucket = self._unpassed.get(b)
-            if bucket is None:
-                self._unpassed[b] = [lst]
+        if pb is not None:  # kept until the watermark passes its bucket (:meth:`passed`)
+            if self._unpassed_start <= impression.timestamp < self._unpassed_end:
+                self._unpassed_last.append(lst)  # the bucket of the last one (most impressions)
             else:
-                bucket.append(lst)
+                self._unpass_in_bucket(lst, pb)
         waiting = self._pending.take(rid)
         if not waiting:
             return Outcome.ACCEPTED, []
@@ -225,6 +227,16 @@ class Joiner:
         if pending.is_duplicate(rid, key):
             return Outcome.DUPLICATE
         return Outcome.PENDING if pending.add(click, key, counted) else Outcome.UNMATCHED
+
+    def _unpass_in_bucket(self, lst: OpenList, pb: int) -> None:
+        """Keep ``lst`` with the other unpassed lists of its bucket, which becomes the last."""
+        ts = lst.timestamp
+        b = ts - ts % pb
+        bucket = self._unpassed.get(b)
+        if bucket is None:
+            bucket = self._unpassed[b] = []
+        bucket.append(lst)
+        self._unpassed_start, self._unpassed_end, self._unpassed_last = b, b + pb, bucket
 
     def _attach(self, lst: OpenList, click: Click, key: str | bytes) -> Outcome:
         if click.timestamp >= lst.timestamp + self._attribution_ms:
@@ -255,6 +267,7 @@ class Joiner:
         already finalized or evicted are left out."""
         unpassed = self._unpassed
         opened = self._open
+        self._unpassed_start = self._unpassed_end = 0  # its list may go: look it up again
         due = sorted(b for b in unpassed if b < cut)
         if len(due) == 1:  # the usual case: the bucket the watermark just completed
             return [lst for lst in unpassed.pop(due[0]) if opened.get(lst.request_id) is lst]
