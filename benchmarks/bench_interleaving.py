@@ -74,12 +74,12 @@ _Z95 = 1.6448536269514722  # one-sided p < 0.05
 POPULATION: dict[str, float] = {}
 
 
-def sim_config(seed: int, *, interleaving: bool) -> SimConfig:
+def sim_config(seed: int, *, interleaving: bool, regression: float = REGRESSION) -> SimConfig:
     return SimConfig(
         seed=seed,
         interleaving=interleaving,
         regression_at_ms=0,
-        regression_size=REGRESSION,
+        regression_size=regression,
         judgment_rate=0.0,
         **POPULATION,  # type: ignore[arg-type]
     )
@@ -218,13 +218,15 @@ def sequential_detection(
     return len(ndcg)
 
 
-def implicit_ab_run(seed: int, cap: int, scale: float) -> tuple[int, bool]:
+def implicit_ab_run(
+    seed: int, cap: int, scale: float, regression: float = REGRESSION
+) -> tuple[int, bool]:
     """The A/B split's implicit NDCG@10 under the same test, streamed until it rejects or
     ``cap`` lists are scored (no lists kept: the click-based A/B needs far more than the
     judged one). Lists are taken in the order the pipeline scores them (their attribution
     window closed), a fixed delay behind arrival order. (lists scored at the alarm or ``cap``,
     whether it alarmed)"""
-    config = sim_config(seed, interleaving=False)
+    config = sim_config(seed, interleaving=False, regression=regression)
     pairs, test = ArrivalPairs(), MixtureTest(scale)
     seen = 0
     alarm: list[int] = []
@@ -274,6 +276,23 @@ def first_detection(treatment: Sequence[bool], ndcg: Sequence[float | None], wid
     return len(ndcg)
 
 
+def implicit_aa(seeds: int, cap: int, scale_lists: int) -> int:
+    """The streamed click-based test's false alarms: A/A runs (no regression), its scale set as
+    in the benchmark (seed 0's standardised effect, here of the regressed run)."""
+    first = ab_run(0, scale_lists)
+    scale = max(paired_effect(first.treatment, first.implicit), 1e-3)
+    alarms = 0
+    for seed in range(seeds):
+        n, alarmed = implicit_ab_run(seed, cap, scale, regression=0.0)
+        alarms += alarmed
+        print(f"A/A seed {seed}: {'alarm after ' + str(n) if alarmed else 'quiet'}", flush=True)
+    print(
+        f"A/A, the streamed implicit NDCG@{K} test (scale {scale:.3f}, cap {cap}): {alarms}/"
+        f"{seeds} runs alarmed; an exactly valid test alarms in at most {ALPHA:.0%} of them"
+    )
+    return 0
+
+
 def main() -> int:
     parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--seeds", type=int, default=20)
@@ -284,6 +303,13 @@ def main() -> int:
     parser.add_argument("--zipf", type=float, default=None, help="query-mix head (default: 1)")
     parser.add_argument(
         "--interleaving-only", action="store_true", help="a variant: skip the A/B runs"
+    )
+    parser.add_argument(
+        "--implicit-aa",
+        type=int,
+        default=0,
+        metavar="SEEDS",
+        help="a check: the streamed click-based test on SEEDS runs with no regression (A/A)",
     )
     parser.add_argument(
         "--implicit-cap",
@@ -315,6 +341,8 @@ def main() -> int:
             f"{statistics.median(il):.0f} impressions, alarmed in {il_alarmed}/{len(seeds)}"
         )
         return 0
+    if args.implicit_aa:
+        return implicit_aa(args.implicit_aa, implicit_cap, ab_cap)
     runs = {seed: ab_run(seed, ab_cap) for seed in seeds}
     # the A/B test's oracle scale: the standardised effect, measured on the first seed's lists
     first = runs[seeds[0]]

@@ -604,9 +604,7 @@ class Pipeline:
         )
 
 
-def _further(
-    a: tuple[int | None, int] | None, b: tuple[int | None, int]
-) -> tuple[int | None, int]:
+def _further(a: tuple[int | None, int] | None, b: tuple[int | None, int]) -> tuple[int | None, int]:
     """Of two (horizon, next offset) checkpoints of one source, the further of each part."""
     if a is None:
         return b
