@@ -29,7 +29,10 @@ simulator's ``regression_size``). For each seed:
     detected at the end of the first such window; W = 2 000, about the 5m window at the design
     rate). It has a false alarm rate of 5 % *per window*, not per run: beside, not the baseline.
   Judged NDCG@10 (the simulator judges half of every query's candidates at the start: exactly
-  the NDCG the regression is defined on) and implicit NDCG@10 (from the same clicks).
+  the NDCG the regression is defined on) and implicit NDCG@10 (from the same clicks). The
+  click-based (implicit) test needs far more lists than the judged one, so it is streamed: the
+  pipeline runs until that test rejects or ``--implicit-cap`` lists are scored, with nothing kept
+  (lists in the order they are scored, a fixed attribution delay behind arrival).
 
 Medians over the seeds; a run that did not detect within its cap counts as the cap (so a median
 at the cap means "more than the cap").
@@ -71,12 +74,12 @@ _Z95 = 1.6448536269514722  # one-sided p < 0.05
 POPULATION: dict[str, float] = {}
 
 
-def sim_config(seed: int, *, interleaving: bool) -> SimConfig:
+def sim_config(seed: int, *, interleaving: bool, regression: float = REGRESSION) -> SimConfig:
     return SimConfig(
         seed=seed,
         interleaving=interleaving,
         regression_at_ms=0,
-        regression_size=REGRESSION,
+        regression_size=regression,
         judgment_rate=0.0,
         **POPULATION,  # type: ignore[arg-type]
     )
@@ -150,19 +153,57 @@ def _pair_differences(
     treatment: Sequence[bool], ndcg: Sequence[float | None]
 ) -> list[tuple[int, float]]:
     """(impressions so far, control − treatment) for each successive pair in arrival order."""
-    waiting: dict[bool, list[float]] = {True: [], False: []}
+    pairs = ArrivalPairs()
     out: list[tuple[int, float]] = []
     for i, (arm, value) in enumerate(zip(treatment, ndcg, strict=True)):
-        if value is None:
-            continue
-        other = waiting[not arm]
-        if other:
-            first = other.pop(0)
-            control, treat = (first, value) if arm else (value, first)
-            out.append((i + 1, control - treat))
-        else:
-            waiting[arm].append(value)
+        d = pairs.add(arm, value)
+        if d is not None:
+            out.append((i + 1, d))
     return out
+
+
+class ArrivalPairs:
+    """Pairs a control list with a treatment list in arrival order (the first waiting one of the
+    other arm); :meth:`add` returns control − treatment when a pair completes."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[bool, list[float]] = {True: [], False: []}
+
+    def add(self, treatment: bool, value: float | None) -> float | None:
+        if value is None:
+            return None
+        other = self._waiting[not treatment]
+        if not other:
+            self._waiting[treatment].append(value)
+            return None
+        first = other.pop(0)
+        control, treat = (first, value) if treatment else (value, first)
+        return control - treat
+
+
+class MixtureTest:
+    """The always-valid half-normal mixture test (alpha :data:`ALPHA`) of "treatment < control"
+    on pair differences standardised by their running standard deviation (a plug-in, as in
+    Johari et al. 2022); :meth:`add` is True once it rejects."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self.n = 0
+        self._total = self._total_sq = 0.0
+        self._threshold = math.log(1.0 / ALPHA)
+
+    def add(self, d: float) -> bool:
+        self.n += 1
+        self._total += d
+        self._total_sq += d * d
+        n = self.n
+        if n < 30:  # the plug-in standard deviation needs a few pairs
+            return False
+        var = (self._total_sq - self._total * self._total / n) / (n - 1)
+        if var <= 0:
+            return False
+        s = -self._total / math.sqrt(var)  # the sum, standardised; negative when worse
+        return log_mixture_ratio_sum(s, n, self.scale) >= self._threshold
 
 
 def sequential_detection(
@@ -170,23 +211,44 @@ def sequential_detection(
 ) -> int:
     """Impressions until the always-valid mixture test (alpha :data:`ALPHA`) says treatment <
     control, on standardised pair differences; ``len(ndcg)`` when it never does."""
-    threshold = math.log(1.0 / ALPHA)
-    n = 0
-    total = total_sq = 0.0
-    s = 0.0
+    test = MixtureTest(scale)
     for at, d in _pair_differences(treatment, ndcg):
-        n += 1
-        total += d
-        total_sq += d * d
-        if n < 30:  # the plug-in standard deviation needs a few pairs
-            continue
-        var = (total_sq - total * total / n) / (n - 1)
-        if var <= 0:
-            continue
-        s = -total / math.sqrt(var)  # the sum, standardised; negative when treatment is worse
-        if log_mixture_ratio_sum(s, n, scale) >= threshold:
+        if test.add(d):
             return at
     return len(ndcg)
+
+
+def implicit_ab_run(
+    seed: int, cap: int, scale: float, regression: float = REGRESSION
+) -> tuple[int, bool]:
+    """The A/B split's implicit NDCG@10 under the same test, streamed until it rejects or
+    ``cap`` lists are scored (no lists kept: the click-based A/B needs far more than the
+    judged one). Lists are taken in the order the pipeline scores them (their attribution
+    window closed), a fixed delay behind arrival order. (lists scored at the alarm or ``cap``,
+    whether it alarmed)"""
+    config = sim_config(seed, interleaving=False, regression=regression)
+    pairs, test = ArrivalPairs(), MixtureTest(scale)
+    seen = 0
+    alarm: list[int] = []
+
+    def scored(lst: ScoredList) -> None:
+        nonlocal seen
+        seen += 1
+        if alarm:
+            return
+        value = next(s.ndcg[0] for s in lst.sources if s.relevance == "implicit")
+        d = pairs.add(lst.labels.get("arm") == "treatment", value)
+        if d is not None and test.add(d):
+            alarm.append(seen)
+
+    pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=scored)
+    for record in traffic(config, START_MS):
+        pipeline.offer(record.raw)
+        if alarm:
+            return alarm[0], True
+        if seen >= cap:
+            return cap, False
+    return cap, False
 
 
 def _moments(values: Sequence[float]) -> tuple[int, float, float]:
@@ -214,6 +276,23 @@ def first_detection(treatment: Sequence[bool], ndcg: Sequence[float | None], wid
     return len(ndcg)
 
 
+def implicit_aa(seeds: int, cap: int, scale_lists: int) -> int:
+    """The streamed click-based test's false alarms: A/A runs (no regression), its scale set as
+    in the benchmark (seed 0's standardised effect, here of the regressed run)."""
+    first = ab_run(0, scale_lists)
+    scale = max(paired_effect(first.treatment, first.implicit), 1e-3)
+    alarms = 0
+    for seed in range(seeds):
+        n, alarmed = implicit_ab_run(seed, cap, scale, regression=0.0)
+        alarms += alarmed
+        print(f"A/A seed {seed}: {'alarm after ' + str(n) if alarmed else 'quiet'}", flush=True)
+    print(
+        f"A/A, the streamed implicit NDCG@{K} test (scale {scale:.3f}, cap {cap}): {alarms}/"
+        f"{seeds} runs alarmed; an exactly valid test alarms in at most {ALPHA:.0%} of them"
+    )
+    return 0
+
+
 def main() -> int:
     parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--seeds", type=int, default=20)
@@ -225,6 +304,19 @@ def main() -> int:
     parser.add_argument(
         "--interleaving-only", action="store_true", help="a variant: skip the A/B runs"
     )
+    parser.add_argument(
+        "--implicit-aa",
+        type=int,
+        default=0,
+        metavar="SEEDS",
+        help="a check: the streamed click-based test on SEEDS runs with no regression (A/A)",
+    )
+    parser.add_argument(
+        "--implicit-cap",
+        type=int,
+        default=None,
+        help="lists the streamed click-based A/B test may take (default 600k, 300k --quick)",
+    )
     args = parser.parse_args()
     if args.examination_decay is not None:
         POPULATION["examination_decay"] = args.examination_decay
@@ -233,6 +325,7 @@ def main() -> int:
     seeds = range(args.seeds)
     il_cap = 150_000 if args.quick else 400_000
     ab_cap = 30_000 if args.quick else 100_000
+    implicit_cap = args.implicit_cap or (300_000 if args.quick else 600_000)
 
     started = time.monotonic()
     il: list[int] = []
@@ -248,6 +341,8 @@ def main() -> int:
             f"{statistics.median(il):.0f} impressions, alarmed in {il_alarmed}/{len(seeds)}"
         )
         return 0
+    if args.implicit_aa:
+        return implicit_aa(args.implicit_aa, implicit_cap, ab_cap)
     runs = {seed: ab_run(seed, ab_cap) for seed in seeds}
     # the A/B test's oracle scale: the standardised effect, measured on the first seed's lists
     first = runs[seeds[0]]
@@ -257,14 +352,19 @@ def main() -> int:
     }
     ab: dict[str, list[int]] = {"judged": [], "implicit": []}
     window: dict[str, list[int]] = {"judged": [], "implicit": []}
+    implicit_alarmed = 0
     for seed, arms in runs.items():
+        ab["judged"].append(sequential_detection(arms.treatment, arms.judged, scales["judged"]))
+        # the click-based test needs far more lists than the judged one: streamed, up to its cap
+        n, alarmed = implicit_ab_run(seed, implicit_cap, scales["implicit"])
+        ab["implicit"].append(n)
+        implicit_alarmed += alarmed
         for source, values in (("judged", arms.judged), ("implicit", arms.implicit)):
-            ab[source].append(sequential_detection(arms.treatment, values, scales[source]))
             window[source].append(first_detection(arms.treatment, values, WINDOW))
         print(
             f"seed {seed}: A/B sequential judged {ab['judged'][-1]}, implicit "
-            f"{ab['implicit'][-1]}; per-window judged {window['judged'][-1]}, implicit "
-            f"{window['implicit'][-1]}",
+            f"{ab['implicit'][-1]} ({alarmed=}); per-window judged {window['judged'][-1]}, "
+            f"implicit {window['implicit'][-1]}",
             flush=True,
         )
     il_median = statistics.median(il)
@@ -276,7 +376,8 @@ def main() -> int:
         f"{il_median:.0f} impressions, alarmed in {il_alarmed}/{len(seeds)} (cap {il_cap})\n"
         f"A/B always-valid, alpha {ALPHA}: judged NDCG@{K} median {med['judged']:.0f} "
         f"(scale {scales['judged']:.3f}), implicit NDCG@{K} median {med['implicit']:.0f} "
-        f"(scale {scales['implicit']:.3f}) (cap {ab_cap})\n"
+        f"(scale {scales['implicit']:.3f}, alarmed in {implicit_alarmed}/{len(seeds)}, cap "
+        f"{implicit_cap}) (judged cap {ab_cap})\n"
         f"A/B per-window Welch z p<0.05, W={WINDOW}: judged median {med_window['judged']:.0f}, "
         f"implicit median {med_window['implicit']:.0f}\n"
         f"interleaving / A/B judged = {il_median / med['judged']:.2f}; / A/B implicit = "
@@ -291,7 +392,8 @@ def main() -> int:
         target=Target(TARGET, at_most=True),
         note=f"median over {len(seeds)} seeds, {REGRESSION:.0%} regression, alpha {ALPHA}; "
         f"interleaving alarmed in {il_alarmed}/{len(seeds)} (cap {il_cap}); A/B implicit "
-        f"NDCG@{K}: {med['implicit']:.0f} (cap {ab_cap}); per-window tests (W={WINDOW}, 5 % "
+        f"NDCG@{K}: {med['implicit']:.0f} (alarmed in {implicit_alarmed}/{len(seeds)}, cap "
+        f"{implicit_cap}); per-window tests (W={WINDOW}, 5 % "
         f"false alarms per window): judged {med_window['judged']:.0f}, implicit "
         f"{med_window['implicit']:.0f}",
     )

@@ -113,6 +113,10 @@ class Pipeline:
         self._judgment_keys: dict[bytes, tuple[str, str, str]] = {}
         self._intake = IntakeCounters()
         self._totals = Totals()
+        #: per source, what this run counted before it let the source go: a source lost (no
+        #: commit allowed) or read before any commit and then given back must not count the
+        #: records and lists it re-reads again in this run's since-start counters
+        self._counted_here: dict[str, tuple[int | None, int]] = {}
         self._start_stream()
 
     def _start_stream(self) -> None:
@@ -128,8 +132,9 @@ class Pipeline:
         )
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
-        # per source, what a previous run already counted: (horizon, next offset) at its commit
-        self._counted: dict[str, tuple[int | None, int]] = {}
+        # per source, what was already counted: (horizon, next offset) at a previous run's
+        # commit, or by this run before it let the source go (see forget_source)
+        self._counted: dict[str, tuple[int | None, int]] = dict(self._counted_here)
         # per source: bucket -> smallest offset of a record with an event time in that bucket
         self._offsets: dict[str, dict[int, int]] = {}
         self._next_offset: dict[str, int] = {}
@@ -342,7 +347,10 @@ class Pipeline:
         self.advance()
 
     def forget_source(self, source: str) -> None:
-        """The source is no longer read here (a revoked or lost partition)."""
+        """The source is no longer read here (a revoked or lost partition). What this run
+        counted of it is remembered: if it comes back, its re-read counts nothing twice."""
+        if source in self._next_offset or source in self._counted:
+            self._counted_here[source] = self.counted_through(source)
         self._watermark.forget(source)
         self._persisted_before.pop(source, None)
         if self._unpersisted is not None:
@@ -421,7 +429,7 @@ class Pipeline:
         ``persisted_before``: every bucket of ``source`` that starts before it is in the state
         topic and is loaded with :meth:`load_bucket`; lists re-read for those buckets are not
         folded again."""
-        self._counted[source] = (horizon_ms, next_offset)
+        self._counted[source] = _further(self._counted.get(source), (horizon_ms, next_offset))
         if persisted_before is not None:
             self._persisted_before[source] = persisted_before
             if horizon_ms is not None and (
@@ -594,3 +602,11 @@ class Pipeline:
             interleaving_outcomes=self._interleaving.outcomes_total(),
             interleaving_tests=self._interleaving.tests(),
         )
+
+
+def _further(a: tuple[int | None, int] | None, b: tuple[int | None, int]) -> tuple[int | None, int]:
+    """Of two (horizon, next offset) checkpoints of one source, the further of each part."""
+    if a is None:
+        return b
+    horizons = [h for h in (a[0], b[0]) if h is not None]
+    return (max(horizons) if horizons else None, max(a[1], b[1]))

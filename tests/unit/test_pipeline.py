@@ -405,6 +405,50 @@ def test_rebuild_after_restart_counts_nothing_twice() -> None:
     assert snap.engagement == clean.snapshot().engagement
 
 
+def test_a_source_lost_and_given_back_counts_nothing_twice_in_this_run() -> None:
+    """A partition lost (no commit allowed) or read before any commit, then assigned to this
+    run again: its re-read rebuilds the state but the since-start counters take only what is
+    new, as an uninterrupted run's would."""
+    records = [
+        judgment("q", "a", 1),
+        imp("r1", 0, ["a"]),
+        b"garbage",
+        imp("r2", 500_000, ["a"]),
+        click("r2", "a", 501_000),
+    ]
+    p = Pipeline(settings())
+    for i, rec in enumerate(records[:4]):
+        p.offer(rec, "t/0", i)
+    assert p.horizon == 440_000  # r1 finalized and counted; r2 open
+    p.forget_source("t/0")  # lost
+    p.reset()  # the rebuild for the next assignment: no checkpoint was ever committed
+    p.add_source("t/0")
+    assert p.counted_through("t/0") == (440_000, 4)  # what this run had counted
+    for i, rec in enumerate(records):  # re-read from the beginning, then the new click
+        p.offer(rec, "t/0", i)
+    p.finish()
+    clean = Pipeline(settings())
+    for i, rec in enumerate(records):
+        clean.offer(rec, "t/0", i)
+    clean.finish()
+    snap, once = p.snapshot(), clean.snapshot()
+    assert snap.intake == once.intake  # 5 records read, each in one outcome, once
+    assert snap.cumulative == once.cumulative  # r1 and r2 scored once each
+    assert snap.ndcg == once.ndcg
+    # a checkpoint committed meanwhile by another member that read further wins
+    q = Pipeline(settings())
+    q.offer(imp("r1", 0, ["a"]), "t/0", 0)
+    q.forget_source("t/0")
+    q.reset()
+    q.restore_source("t/0", 440_000, 4)
+    assert q.counted_through("t/0") == (440_000, 4)
+    # ... and one behind what this run counted does not move it back
+    q.forget_source("t/0")
+    q.reset()
+    q.restore_source("t/0", None, 0)
+    assert q.counted_through("t/0") == (440_000, 4)
+
+
 def test_a_checkpoint_never_moves_back_while_rebuilding() -> None:
     p = Pipeline(settings())
     p.restore_source("t/0", 440_000, 4)
