@@ -30,7 +30,7 @@ class SegmentCapper:
 
     def segment_of(self, labels: Mapping[str, str]) -> Segment:
         """The (capped, shared) segment of an impression with these ``labels``."""
-        key = tuple(labels.get(name, "") for name in self._labels)
+        key = tuple([labels.get(name, "") for name in self._labels])  # a list: no generator
         seg = self._seen.get(key)
         if seg is not None:
             return seg

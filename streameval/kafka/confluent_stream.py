@@ -43,7 +43,7 @@ from kafka.errors import KafkaError
 from streameval.errors import ConfigError, KafkaUnavailableError
 from streameval.kafka.assignor import copartition_problem
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.records import RawRecord
+from streameval.kafka.records import RawRecord, new_raw
 from streameval.kafka.stream import Commits, OnRevoke
 
 if TYPE_CHECKING:
@@ -281,14 +281,17 @@ class ConfluentStream:
             topic, partition, offset = m.topic(), m.partition(), m.offset()
             headers = m.headers()
             append(
-                RawRecord(
-                    topic,
-                    partition,
-                    offset,
-                    m.key(),
-                    m.value(),
-                    m.timestamp()[1],
-                    tuple(headers) if headers else (),
+                new_raw(
+                    RawRecord,
+                    (
+                        topic,
+                        partition,
+                        offset,
+                        m.key(),
+                        m.value(),
+                        m.timestamp()[1],
+                        tuple(headers) if headers else (),
+                    ),
                 )
             )
             pos[(topic, partition)] = offset + 1
