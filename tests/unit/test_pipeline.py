@@ -370,14 +370,18 @@ def test_commit_offsets_keep_what_a_restart_needs() -> None:
     assert p.commit_offsets() == {"t/0": 12}
 
 
+#: a judgment, a list finalized early (r1), a garbage record, a list still open (r2) and its click
+_RESTART_LOG = [
+    judgment("q", "a", 1),
+    imp("r1", 0, ["a"]),
+    b"garbage",
+    imp("r2", 500_000, ["a"]),
+    click("r2", "a", 501_000),
+]
+
+
 def test_rebuild_after_restart_counts_nothing_twice() -> None:
-    records = [
-        judgment("q", "a", 1),
-        imp("r1", 0, ["a"]),
-        b"garbage",
-        imp("r2", 500_000, ["a"]),
-        click("r2", "a", 501_000),
-    ]
+    records = _RESTART_LOG
     first = Pipeline(settings())
     for i, rec in enumerate(records[:4]):
         first.offer(rec, "t/0", i)
@@ -409,13 +413,7 @@ def test_a_source_lost_and_given_back_counts_nothing_twice_in_this_run() -> None
     """A partition lost (no commit allowed) or read before any commit, then assigned to this
     run again: its re-read rebuilds the state but the since-start counters take only what is
     new, as an uninterrupted run's would."""
-    records = [
-        judgment("q", "a", 1),
-        imp("r1", 0, ["a"]),
-        b"garbage",
-        imp("r2", 500_000, ["a"]),
-        click("r2", "a", 501_000),
-    ]
+    records = _RESTART_LOG
     p = Pipeline(settings())
     for i, rec in enumerate(records[:4]):
         p.offer(rec, "t/0", i)
