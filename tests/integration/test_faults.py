@@ -9,8 +9,10 @@ started again there, it keeps its ports and its data), so the session's broker i
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -137,6 +139,10 @@ class OwnBroker:
     def stop(self) -> None:
         _broker_script("stop", self._env, STOP_TIMEOUT_S)
 
+    @property
+    def pid(self) -> int:
+        return int((Path(self._env["STREAMEVAL_KAFKA_DATA_DIR"]) / "broker.pid").read_text())
+
 
 @pytest.fixture
 def own_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnBroker]:
@@ -250,6 +256,52 @@ def test_the_daemon_rides_out_a_broker_restart(
     finally:
         if daemon.proc.poll() is None:
             daemon.kill()
+
+
+def test_a_revocation_waits_for_its_commit_a_bounded_time(
+    own_broker: OwnBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kafka-python awaits the revoke listener inside the join, with no bound of its own: a
+    commit there that no broker answers must give up within REVOKE_COMMIT_TIMEOUT_MS (else
+    ``poll`` would not return and the whole group would wait in its rebalance). Here the broker
+    is frozen (SIGSTOP): its connections stay open and silent, and kafka-python's own request
+    timeout (30 s) is what an unbounded wait would get."""
+    from kafka import TopicPartition
+    from kafka.errors import KafkaTimeoutError
+
+    from streameval.kafka import stream as stream_module
+    from streameval.kafka.checkpoint import Checkpoint
+    from streameval.kafka.stream import EventStream
+
+    bootstrap = own_broker.bootstrap
+    topics = Topics.created_on(bootstrap)
+    stream = EventStream(
+        [topics.impressions, topics.clicks],
+        group_id=f"g-{uuid.uuid4().hex}",
+        client={"bootstrap_servers": bootstrap},
+        auto_offset_reset="earliest",
+        on_revoke=lambda partitions, lost: {},
+        session_timeout_ms=30_000,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while stream.take_assignment() is None:
+            assert time.monotonic() < deadline, "no assignment"
+            stream.poll(200)
+        monkeypatch.setattr(stream_module, "REVOKE_COMMIT_TIMEOUT_MS", 2_000)
+        offsets = {TopicPartition(topics.impressions, 0): (0, Checkpoint(None, 0))}
+        os.kill(own_broker.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(KafkaTimeoutError):
+                # as the listener does it, on the client's I/O loop
+                stream.consumer._net.run(stream._commit_bounded, offsets)
+            waited = time.monotonic() - started
+        finally:
+            os.kill(own_broker.pid, signal.SIGCONT)
+        assert 1.5 < waited < 10, waited
+    finally:
+        stream.close()
 
 
 # --- a topic missing at start -------------------------------------------------------------------
