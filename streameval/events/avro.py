@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from streameval.errors import ConfigError, InputError
-from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, safe_detail
+from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, safe_detail, too_large
 from streameval.events.mapping import Mapper
 from streameval.events.models import Event
 
@@ -156,9 +156,7 @@ class AvroDecoder:
         """The decoded record, or why it is not one."""
         try:
             if len(raw) > self.max_bytes:
-                return Invalid(
-                    "too_large", f"record of {len(raw)} bytes, over the cap of {self.max_bytes}"
-                )
+                return too_large(len(raw), self.max_bytes)
             if len(raw) < _HEADER or raw[0] != 0:
                 return Invalid(
                     "bad_encoding", "not the Confluent Avro wire format (magic byte 0, schema id)"

@@ -35,6 +35,7 @@ __all__ = [
     "decode_ubi",
     "dedup_key",
     "safe_detail",
+    "too_large",
 ]
 
 InvalidReason = Literal[
@@ -79,6 +80,11 @@ class Invalid:
     reason: InvalidReason
     detail: str
     field: str = ""
+
+
+def too_large(size: int, max_bytes: int) -> Invalid:
+    """The ``too_large`` refusal of a record of ``size`` bytes over the cap (every decoder's)."""
+    return Invalid("too_large", f"record of {size} bytes, over the cap of {max_bytes}")
 
 
 def safe_detail(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
@@ -171,7 +177,7 @@ def decode(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invalid:
     """
     try:
         if len(raw) > max_bytes:
-            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+            return too_large(len(raw), max_bytes)
         if type(raw) is bytes and _TYPE_KEY not in raw and _ESCAPE not in raw:
             return _decode_ubi(raw)
         return cast(Event, _validate_json(raw))
@@ -189,7 +195,7 @@ def decode_native(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Inv
     without ``type`` is ``schema`` invalid instead of being read as UBI. Never raises."""
     try:
         if len(raw) > max_bytes:
-            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+            return too_large(len(raw), max_bytes)
         return cast(Event, _validate_json(raw))
     except ValidationError as err:
         try:
@@ -207,7 +213,7 @@ def decode_ubi(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Invali
     as a UBI query or event, whatever its fields. Never raises."""
     try:
         if len(raw) > max_bytes:
-            return Invalid("too_large", f"record of {len(raw)} bytes, over the cap of {max_bytes}")
+            return too_large(len(raw), max_bytes)
         return _decode_ubi(raw)
     except Exception as exc:
         return _unexpected(exc)

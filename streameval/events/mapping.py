@@ -49,6 +49,7 @@ from streameval.events.decode import (
     DEFAULT_MAX_BYTES,
     Invalid,
     safe_detail,
+    too_large,
 )
 from streameval.events.models import (
     MAX_ID_CHARS,
@@ -460,18 +461,10 @@ class MappedJsonDecoder:
         self.max_bytes = max_bytes
         self._validate_json = mapper.validate_json
 
-    def _too_large(self, raw: bytes) -> Invalid | None:
-        if len(raw) > self.max_bytes:
-            return Invalid(
-                "too_large", f"record of {len(raw)} bytes, over the cap of {self.max_bytes}"
-            )
-        return None
-
     def parse(self, raw: bytes) -> object | Invalid:
         """The record as Python objects, or why it is not JSON (for ``streameval inspect``)."""
-        too_large = self._too_large(raw)
-        if too_large is not None:
-            return too_large
+        if len(raw) > self.max_bytes:
+            return too_large(len(raw), self.max_bytes)
         if raw.startswith(_UTF8_BOM):
             raw = raw[len(_UTF8_BOM) :]
         try:
@@ -485,9 +478,7 @@ class MappedJsonDecoder:
     def __call__(self, raw: bytes) -> Event | Invalid:
         try:
             if len(raw) > self.max_bytes:
-                return Invalid(
-                    "too_large", f"record of {len(raw)} bytes, over the cap of {self.max_bytes}"
-                )
+                return too_large(len(raw), self.max_bytes)
             if raw[:3] == _UTF8_BOM:
                 raw = raw[3:]
             event: Event = self._validate_json(raw)  # one call into pydantic-core
