@@ -8,7 +8,6 @@ Nothing here starts a process; everything is a pure function of the files in the
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator, Mapping
@@ -18,6 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
+
+from tests.ci import in_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -81,10 +82,6 @@ DESIGN_CONFIG_KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
 }
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def promtool_or_skip() -> str:

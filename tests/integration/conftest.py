@@ -29,6 +29,8 @@ from typing import NoReturn, Protocol
 import pytest
 from kafka import KafkaAdminClient
 
+from tests.ci import in_ci
+
 REPO = Path(__file__).resolve().parents[2]
 BROKER_SCRIPT = REPO / "scripts" / "kafka-broker"
 REGISTRY_SCRIPT = REPO / "scripts" / "schema-registry"
@@ -49,13 +51,9 @@ class TopicFactory(Protocol):
     ) -> str: ...
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"true", "1", "yes"}
-
-
 def _unavailable(reason: str) -> NoReturn:
     message = f"no Kafka broker for the integration tests: {reason}"
-    if _in_ci():
+    if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
 
@@ -193,7 +191,7 @@ def topic_factory(kafka_bootstrap: str) -> Iterator[TopicFactory]:
 
 def _no_registry(reason: str) -> NoReturn:
     message = f"no schema registry for the Avro tests: {reason}"
-    if _in_ci():
+    if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
 
