@@ -337,12 +337,14 @@ SIM_START_MS = 1_767_225_600_000
 
 
 def sim_records(n: int, *, seed: int = 7, **config: object) -> list[object]:
-    """The first ``n`` records of the traffic simulator (``SimRecord``: time, kind, key, raw)."""
+    """The first ``n`` records of the traffic simulator (``SimRecord``: time, kind, key, raw),
+    from ``start_ms`` of event time (a ``config`` key; default ``SIM_START_MS``)."""
     from itertools import islice
 
     from streameval.sim import SimConfig, traffic
 
-    return list(islice(traffic(SimConfig(seed=seed, **config), SIM_START_MS), n))  # type: ignore[arg-type]
+    start_ms = int(config.pop("start_ms", SIM_START_MS))  # type: ignore[call-overload]
+    return list(islice(traffic(SimConfig(seed=seed, **config), start_ms), n))  # type: ignore[arg-type]
 
 
 def sim_lines(n: int, *, seed: int = 7, **config: object) -> list[bytes]:

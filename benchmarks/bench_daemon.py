@@ -148,16 +148,21 @@ class Topics:
             admin.close()
 
 
-def produce(bootstrap: str, topics: Topics, n: int, seed: int, **config: object) -> dict[str, int]:
+def produce(
+    bootstrap: str, topics: Topics, n: int, seed: int, **config: object
+) -> tuple[dict[str, int], int]:
     """``n`` simulated records, routed and keyed as ``streameval simulate`` does (``config``:
-    more ``SimConfig`` fields, e.g. ``rate``)."""
+    more ``SimConfig`` fields, e.g. ``rate``, and ``start_ms``); what went to each topic, and
+    the event time of the last record."""
     from kafka import KafkaProducer
 
     routes = {"impression": topics.impressions, "click": topics.clicks}
     routes["judgment"] = topics.judgments
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=262_144)
     sent: dict[str, int] = {}
+    last_ms = 0
     for record in sim_records(n, seed=seed, **{"noise_share": 0.01, **config}):
+        last_ms = max(last_ms, record.time_ms)  # type: ignore[attr-defined]
         topic = routes[record.kind]  # type: ignore[attr-defined]
         producer.send(
             topic,
@@ -168,7 +173,7 @@ def produce(bootstrap: str, topics: Topics, n: int, seed: int, **config: object)
         sent[topic] = sent.get(topic, 0) + 1
     producer.flush()
     producer.close()
-    return sent
+    return sent, last_ms
 
 
 # --- the bare consumer ------------------------------------------------------------------------
@@ -466,7 +471,7 @@ def run(bootstrap: str, n: int, seed: int, workdir: Path) -> dict[str, Any]:
     topics.create(bootstrap)
     try:
         t0 = time.perf_counter()
-        sent = produce(bootstrap, topics, n, seed)
+        sent, _ = produce(bootstrap, topics, n, seed)
         print(f"produced {sent} in {time.perf_counter() - t0:.1f} s")
         stream = sent.get(topics.impressions, 0) + sent.get(topics.clicks, 0)
         bare_n, bare_s = bare_consumer(bootstrap, topics, stream)
