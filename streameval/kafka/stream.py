@@ -35,6 +35,11 @@ _LOG = logging.getLogger(__name__)
 
 #: the longest a revocation waits for its commit before letting the rebalance go on
 REVOKE_COMMIT_TIMEOUT_MS = 10_000
+#: the longest a periodic commit holds the poll loop. Unbounded, kafka-python waits its request
+#: timeout (30 s) for a coordinator that is not there: through a broker outage the loop sat in
+#: ``commit_offsets_sync`` 30 s at a time (py-spy), once 13 s past the broker's return. A commit
+#: that gives up is retried at the next interval.
+COMMIT_TIMEOUT_MS = 5_000
 
 
 def source_of(topic: str, partition: int) -> str:
@@ -298,9 +303,10 @@ class EventStream:
         return pos
 
     def commit(self, offsets: Commits) -> None:
-        """Commit synchronously (from the poll loop, never from a listener)."""
+        """Commit synchronously (from the poll loop, never from a listener), waiting at most
+        :data:`COMMIT_TIMEOUT_MS` (then ``KafkaTimeoutError``)."""
         if offsets:
-            self._consumer.commit(_with_metadata(offsets))
+            self._consumer.commit(_with_metadata(offsets), timeout_ms=COMMIT_TIMEOUT_MS)
 
     def _commit_bounded(self, offsets: Commits) -> Any:
         """An awaitable commit that fails with ``KafkaTimeoutError`` after

@@ -198,7 +198,9 @@ def test_the_daemon_rides_out_a_broker_restart(
         assert daemon.get("/readyz")[0] == 503
 
         own_broker.start()  # same data dir, same ports
+        back = time.monotonic()
         _wait_ready(daemon, 200, timeout_s=120)  # back in touch by itself
+        print(f"ready {time.monotonic() - back:.1f} s after the broker's start returned")
 
         # A burst squeezes ten minutes of event time into milliseconds: one partition's records
         # may be read before another's, so the allowed lateness (15m here, for the daemon and
@@ -258,13 +260,16 @@ def test_the_daemon_rides_out_a_broker_restart(
             daemon.kill()
 
 
-def test_a_revocation_waits_for_its_commit_a_bounded_time(
-    own_broker: OwnBroker, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("commit", ["revocation", "periodic"])
+def test_a_commit_waits_a_bounded_time(
+    own_broker: OwnBroker, monkeypatch: pytest.MonkeyPatch, commit: str
 ) -> None:
-    """kafka-python awaits the revoke listener inside the join, with no bound of its own: a
-    commit there that no broker answers must give up within REVOKE_COMMIT_TIMEOUT_MS (else
-    ``poll`` would not return and the whole group would wait in its rebalance). Here the broker
-    is frozen (SIGSTOP): its connections stay open and silent, and kafka-python's own request
+    """A commit that no broker answers gives up within its bound. ``revocation``: kafka-python
+    awaits the revoke listener inside the join, with no bound of its own, so its commit must
+    give up within REVOKE_COMMIT_TIMEOUT_MS (else ``poll`` would not return and the whole group
+    would wait in its rebalance). ``periodic``: the loop's own commit, within COMMIT_TIMEOUT_MS
+    (else the loop stalls through an outage and past the broker's return). Here the broker is
+    frozen (SIGSTOP): its connections stay open and silent, and kafka-python's own request
     timeout (30 s) is what an unbounded wait would get."""
     from kafka import TopicPartition
     from kafka.errors import KafkaTimeoutError
@@ -289,13 +294,16 @@ def test_a_revocation_waits_for_its_commit_a_bounded_time(
             assert time.monotonic() < deadline, "no assignment"
             stream.poll(200)
         monkeypatch.setattr(stream_module, "REVOKE_COMMIT_TIMEOUT_MS", 2_000)
+        monkeypatch.setattr(stream_module, "COMMIT_TIMEOUT_MS", 2_000)
         offsets = {TopicPartition(topics.impressions, 0): (0, Checkpoint(None, 0))}
         os.kill(own_broker.pid, signal.SIGSTOP)
         try:
             started = time.monotonic()
             with pytest.raises(KafkaTimeoutError):
-                # as the listener does it, on the client's I/O loop
-                stream.consumer._net.run(stream._commit_bounded, offsets)
+                if commit == "revocation":  # as the listener does it, on the client's I/O loop
+                    stream.consumer._net.run(stream._commit_bounded, offsets)
+                else:
+                    stream.commit(offsets)
             waited = time.monotonic() - started
         finally:
             os.kill(own_broker.pid, signal.SIGCONT)
