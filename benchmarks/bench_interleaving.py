@@ -299,7 +299,7 @@ def ratio_interval(
 ) -> tuple[float, float]:
     """A 95 % percentile-bootstrap interval of median(num) / median(den), the seeds of each side
     resampled independently (Efron & Tibshirani 1993, ch. 13): how far the ratio of two medians
-    over 20-odd skewed stopping times may be from the population's."""
+    of skewed stopping times, one per seed, may be from the population's."""
     rng = random.Random(seed)
     ratios = sorted(
         statistics.median(rng.choices(num, k=len(num)))

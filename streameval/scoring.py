@@ -22,6 +22,7 @@ from streameval.score import (
     CutoffScores,
     MetricSpec,
     Scorer,
+    all_distinct,
     condensed,
     grades_in_rank_order,
 )
@@ -124,8 +125,7 @@ class ListScorer:
         # per list: by score_judged when the judged score came early
         early = lst.early
         if early is None:
-            doc_ids = lst.doc_ids
-            unique = len(set(doc_ids)) == len(doc_ids)
+            unique = all_distinct(lst.doc_ids)
             judged = self._judged(lst, judgments, unique)
         else:
             version, judged, unique = early  # scored when the watermark passed it
@@ -146,8 +146,7 @@ class ListScorer:
         for clicks). Remembered on the list, with the judgment table's version of its query, so
         that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
         windows still see the judgments known at finalization)."""
-        doc_ids = lst.doc_ids
-        unique = len(set(doc_ids)) == len(doc_ids)
+        unique = all_distinct(lst.doc_ids)
         judged = self._judged(lst, judgments, unique)
         lst.early = (judgments.version(lst.query_id), judged, unique)
         return _scored(lst, (judged,))

@@ -14,7 +14,12 @@ from streameval.score.measures import (
     reciprocal_rank_at,
 )
 from streameval.score.ndcg import CutoffScores, Scorer, dcg_at_k, ideal_gains
-from streameval.score.ranking import condensed, grades_in_rank_order, judged_in_rank_order
+from streameval.score.ranking import (
+    all_distinct,
+    condensed,
+    grades_in_rank_order,
+    judged_in_rank_order,
+)
 from streameval.score.spec import MAX_K, MetricSpec
 
 __all__ = [
@@ -24,6 +29,7 @@ __all__ = [
     "MetricSpecError",
     "ScoreInputError",
     "Scorer",
+    "all_distinct",
     "condensed",
     "cumulative_gain",
     "dcg_at_k",

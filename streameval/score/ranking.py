@@ -6,6 +6,11 @@ from itertools import repeat
 from streameval.score.errors import ScoreInputError
 
 
+def all_distinct(doc_ids: Sequence[str]) -> bool:
+    """No doc repeats in the list (else a repeat gains only at its first position)."""
+    return len(set(doc_ids)) == len(doc_ids)
+
+
 def grades_in_rank_order(
     doc_ids: Sequence[str], grade_of: Mapping[str, float], default: float = 0.0
 ) -> list[float]:
@@ -15,7 +20,7 @@ def grades_in_rank_order(
     positions are kept (DESIGN §2), so the docs after a repeat keep their rank.
     """
     grades = list(map(grade_of.get, doc_ids, repeat(default, len(doc_ids))))
-    if len(set(doc_ids)) < len(doc_ids):  # the rare list with a repeated doc
+    if not all_distinct(doc_ids):  # the rare list with a repeated doc
         seen: set[str] = set()
         for position, doc in enumerate(doc_ids):
             if doc in seen:
