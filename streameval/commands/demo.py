@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from streameval import gc_policy
+
 if TYPE_CHECKING:
     from streameval.config import MetricsSettings
 
@@ -69,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.sim.arguments import sim_config
 
     settings = load_settings(args.config)
+    gc_policy.tune()  # a large live heap: see streameval.gc_policy
     sim = sim_config(args)
     # The only clock read: where event time starts. On a bucket boundary, so that every run with
     # the same seed and settings shows the same numbers (windows are made of aligned buckets).

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from streameval import gc_policy
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.scored import ScoredList
 
     settings = load_settings(args.config)
+    gc_policy.tune()  # a large live heap: see streameval.gc_policy
     out = sys.stdout
 
     def print_list(scored: ScoredList) -> None:

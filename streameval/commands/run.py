@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from streameval import gc_policy
+
 if TYPE_CHECKING:
     from streameval.config import KafkaSettings
 
@@ -63,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     for handler in logging.getLogger().handlers:
         handler.addFilter(limiter)
     settings = load_settings(args.config)
+    gc_policy.tune()  # a large live heap: see streameval.gc_policy
     stop = threading.Event()
 
     def _stop(signum: int, _frame: object) -> None:
