@@ -18,7 +18,9 @@ judgments, 1 % noise records), as ``streameval replay`` would read them from one
   impression, every list into the detectors' buckets. Row ``replay.detect``: its events/s over
   ``pipeline``'s, same run (target ≥ 0.9).
 
-Before timing, the pipeline's intake is checked: every line read lands in one outcome.
+Before timing, the pipeline's intake is checked: every line read lands in one outcome. The
+collector runs with the thresholds ``streameval replay`` sets (:mod:`streameval.gc_policy`;
+``--default-gc``: the interpreter's own).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from _common import (
     write_json,
 )
 
+from streameval import gc_policy
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
 from streameval.events.decode import Decoder
@@ -98,6 +101,11 @@ def main() -> int:
     parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--events", type=int, default=None, help="simulated lines to replay")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="keep the interpreter's GC thresholds, not those `streameval replay` sets",
+    )
     args = parser.parse_args()
     n = args.events or (50_000 if args.quick else 200_000)
     repeats = min(args.repeats, 3) if args.quick else args.repeats
@@ -122,6 +130,8 @@ def main() -> int:
 
     gc.collect()
     gc.freeze()  # the input lines live for the whole run: keep them out of every GC pass
+    if not args.default_gc:
+        gc_policy.tune()  # the collector's thresholds of the `replay` command
     rows = measure_interleaved(
         [
             ("json.loads", json_loop(lines)),
