@@ -197,6 +197,6 @@ class ListScorer:
             outcome = NO_RELEVANCE
             if self._zero:
                 ndcg = (0.0,) * len(ndcg)
-        return SourceScore(
-            relevance, outcome, scores.ks, ndcg, scores.dcg, scores.idcg, coverage=coverage
+        return _new_scored(
+            SourceScore, (relevance, outcome, scores.ks, ndcg, scores.dcg, scores.idcg, coverage)
         )

@@ -147,8 +147,13 @@ class Scorer:
             idcg = self._ideal_dcg(top)
         dcg = self._dcg(_exponential_gains(grades[:kmax]) if self._exponential else grades)
         if idcg is self._zeros:
-            return CutoffScores(self._ks, dcg, idcg, self._nones)
-        return CutoffScores(self._ks, dcg, idcg, tuple(map(truediv, dcg, idcg)))
+            return _new_scores(CutoffScores, (self._ks, dcg, idcg, self._nones))
+        return _new_scores(CutoffScores, (self._ks, dcg, idcg, tuple(map(truediv, dcg, idcg))))
+
+
+#: ``_new_scores(CutoffScores, (ks, dcg, idcg, ndcg))``: built without the named tuple's
+#: Python-level ``__new__`` (one call less per list scored, twice per list with the detectors)
+_new_scores = tuple.__new__
 
 
 def _exponential_gains(grades: Iterable[float]) -> list[float]:
