@@ -6,7 +6,8 @@
 A child process (fresh RSS) feeds the traffic simulator's records (10 impressions per event
 second, clicks, dwell, purchases, 1 % noise) to one pipeline for ``--seconds`` of wall time, as
 the daemon does: ``offer`` per record and, every 10,000 records, a ``snapshot()`` and
-``commit_offsets()``. RSS is sampled at each of those points.
+``commit_offsets()``, with the collector's thresholds the daemon sets
+(:mod:`streameval.gc_policy`). RSS is sampled at each of those points.
 
 Warm-up ends when both a quarter of the time budget has passed and the event time has run past
 the longest window, the attribution window and the lateness (every bucket, open-list and
@@ -32,6 +33,7 @@ from typing import Any
 
 from _common import SIM_START_MS, Result, Target, rss_bytes, suite_parser, write_json
 
+from streameval import gc_policy
 from streameval.config import EvaluationSettings
 from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, traffic
@@ -52,6 +54,7 @@ def soak(seconds: float, seed: int, judgment_rate: float) -> dict[str, object]:
     pipeline = Pipeline(settings)
     pipeline.add_source(SOURCE)
     offer = pipeline.offer
+    gc_policy.tune()  # the collector's thresholds of `streameval run`
     start = time.monotonic()
     warm_until = start + seconds / 4
     deadline = start + seconds
