@@ -88,6 +88,17 @@ def measure(
     return Measurement(name, items, time_repeats(fn, repeats, timer))
 
 
+def per_line(fn: Callable[[bytes], object], lines: Sequence[bytes]) -> Callable[[], object]:
+    """A contender that calls ``fn`` on every line (a decoder, say), for :func:`measure`."""
+
+    def run() -> object:
+        for line in lines:
+            fn(line)
+        return None
+
+    return run
+
+
 def measure_interleaved(
     contenders: Sequence[tuple[str, Callable[[], object]]],
     *,

@@ -27,10 +27,18 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from _common import TIMERS, Result, Target, measure_interleaved, sim_lines, suite_parser, write_json
+from _common import (
+    TIMERS,
+    Result,
+    Target,
+    measure_interleaved,
+    per_line,
+    sim_lines,
+    suite_parser,
+    write_json,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' worked shapes
 
@@ -57,15 +65,6 @@ def _rfc3339_line(line: bytes) -> bytes:
     event = json.loads(line)
     event["timestamp"] = segment_time(event["timestamp"])
     return json.dumps(event, separators=(",", ":")).encode()
-
-
-def loop(decode: Callable[[bytes], object], lines: Sequence[bytes]) -> Callable[[], object]:
-    def run() -> object:
-        for line in lines:
-            decode(line)
-        return None
-
-    return run
 
 
 def main() -> int:
@@ -110,10 +109,10 @@ def main() -> int:
     gc.freeze()
     rows = measure_interleaved(
         [
-            ("native", loop(native_decoder, native)),
-            ("native.epoch_ms", loop(native_decoder, epoch_ms)),
-            ("decode.mapped", loop(mapped_decoder, segment)),
-            ("decode.avro", loop(avro_decoder, avro)),
+            ("native", per_line(native_decoder, native)),
+            ("native.epoch_ms", per_line(native_decoder, epoch_ms)),
+            ("decode.mapped", per_line(mapped_decoder, segment)),
+            ("decode.avro", per_line(avro_decoder, avro)),
         ],
         items=n,
         repeats=repeats,

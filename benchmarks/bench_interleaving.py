@@ -46,6 +46,7 @@ import random
 import statistics
 import sys
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -168,7 +169,7 @@ class ArrivalPairs:
     other arm); :meth:`add` returns control − treatment when a pair completes."""
 
     def __init__(self) -> None:
-        self._waiting: dict[bool, list[float]] = {True: [], False: []}
+        self._waiting: dict[bool, deque[float]] = {True: deque(), False: deque()}
 
     def add(self, treatment: bool, value: float | None) -> float | None:
         if value is None:
@@ -177,7 +178,7 @@ class ArrivalPairs:
         if not other:
             self._waiting[treatment].append(value)
             return None
-        first = other.pop(0)
+        first = other.popleft()  # a deque: an arm can run ahead by thousands of lists
         control, treat = (first, value) if treatment else (value, first)
         return control - treat
 

@@ -35,6 +35,7 @@ from _common import (
     Result,
     Target,
     measure_interleaved,
+    per_line,
     ratio_table,
     sim_lines,
     suite_parser,
@@ -87,16 +88,6 @@ def json_loop(lines: Sequence[bytes]) -> Callable[[], object]:
     return run
 
 
-def decode_loop(lines: Sequence[bytes], settings: EvaluationSettings) -> Callable[[], object]:
-    def run() -> object:
-        decode = Decoder(settings.max_record_bytes)
-        for line in lines:
-            decode(line)
-        return None
-
-    return run
-
-
 def main() -> int:
     parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--events", type=int, default=None, help="simulated lines to replay")
@@ -135,7 +126,7 @@ def main() -> int:
     rows = measure_interleaved(
         [
             ("json.loads", json_loop(lines)),
-            ("decode", decode_loop(lines, settings)),
+            ("decode", per_line(Decoder(settings.max_record_bytes), lines)),
             ("pipeline", lambda: replay_lines(lines, settings)),
             ("pipeline+detect", lambda: replay_lines(lines, settings, detect=True)),
         ],
