@@ -113,6 +113,73 @@ def interleaving_run(seed: int, cap: int, credit: str = "clicks") -> tuple[int, 
     return cap, False
 
 
+class FirstPickTest:
+    """A variant, not the daemon's detector: the same half-normal mixture test on the decisive
+    lists' outcomes (+1 the treatment won, -1 it lost), post-stratified on the first pick (the
+    coin flip of team-draft that gives one team rank 1; Miratrix, Sekhon & Yu 2013). The
+    estimate is the mean of the two strata's mean outcomes, its variance the plug-in
+    ``(v1/n1 + v2/n2)/4`` with ``v = 1 - mean**2``, as in Johari et al. 2022: asymptotically
+    valid, like the A/B baseline's test, not exactly like the daemon's. ``pooled`` is the
+    daemon's statistic on the same lists, for comparison."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+        self._n = [0, 0]
+        self._sum = [0, 0]
+        self._threshold = math.log(1.0 / ALPHA)
+
+    def add(self, first: bool, x: int) -> tuple[bool, bool]:
+        """(stratified rejects, pooled rejects) after one decisive list."""
+        i = 0 if first else 1
+        self._n[i] += 1
+        self._sum[i] += x
+        n, total = self._n[0] + self._n[1], self._sum[0] + self._sum[1]
+        pooled = log_mixture_ratio_sum(total, n, self.scale) >= self._threshold
+        if min(self._n) < 30:  # the plug-in variances need a few lists per stratum
+            return False, pooled
+        var = 0.0
+        estimate = 0.0
+        for k in (0, 1):
+            mean = self._sum[k] / self._n[k]
+            estimate += mean / 2
+            var += max(1.0 - mean * mean, 1e-6) / self._n[k] / 4
+        # the estimate as a sum of 1/var unit-variance observations (Johari et al.'s form)
+        stratified = log_mixture_ratio_sum(estimate / var, 1.0 / var, self.scale)
+        return stratified >= self._threshold, pooled
+
+
+def first_pick_run(seed: int, cap: int) -> tuple[int, int]:
+    """Interleaved lists scored until each test of :class:`FirstPickTest` rejects "the
+    treatment is not worse" (``cap`` when it does not): (stratified, pooled)."""
+    config = sim_config(seed, interleaving=True)
+    treatment, control = config.treatment.name, config.control.name
+    test = FirstPickTest(MIXTURE_SCALE)
+    seen = 0
+    at: dict[str, int] = {}
+
+    def scored(lst: ScoredList) -> None:
+        nonlocal seen
+        il = lst.interleaved
+        if il is None:
+            return
+        seen += 1
+        for ranker, opponent, outcome in il.outcomes:
+            if (ranker, opponent) != (treatment, control) or outcome not in ("win", "loss"):
+                continue
+            stratified, pooled = test.add(il.teams[0] == treatment, 1 if outcome == "win" else -1)
+            if stratified:
+                at.setdefault("stratified", seen)
+            if pooled:
+                at.setdefault("pooled", seen)
+
+    pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=scored)
+    for record in traffic(config, START_MS):
+        pipeline.offer(record.raw)
+        if len(at) == 2 or seen >= cap:
+            break
+    return at.get("stratified", cap), at.get("pooled", cap)
+
+
 @dataclass
 class ArmLists:
     """Per scored list of the A/B run, in impression order: its arm and NDCG@10 per source."""
@@ -295,6 +362,24 @@ def implicit_aa(seeds: int, cap: int, scale_lists: int) -> int:
     return 0
 
 
+def first_pick(seeds: Sequence[int], cap: int) -> int:
+    """The ``--first-pick`` variant: per seed, lists until each test alarms; medians."""
+    strat: list[int] = []
+    pooled: list[int] = []
+    for seed in seeds:
+        a, b = first_pick_run(seed, cap)
+        strat.append(a)
+        pooled.append(b)
+        print(f"seed {seed}: stratified {a}, pooled {b} interleaved lists", flush=True)
+    ratios = sorted(a / b for a, b in zip(strat, pooled, strict=True))
+    print(
+        f"{len(strat)} seeds: first-pick stratified median {statistics.median(strat):.0f}, pooled "
+        f"median {statistics.median(pooled):.0f} lists (cap {cap}); per-seed ratio median "
+        f"{statistics.median(ratios):.3f}, range {ratios[0]:.3f}-{ratios[-1]:.3f}"
+    )
+    return 0
+
+
 def ratio_interval(
     num: Sequence[int], den: Sequence[int], *, draws: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
@@ -322,6 +407,12 @@ def main() -> int:
         "--interleaving-only", action="store_true", help="a variant: skip the A/B runs"
     )
     parser.add_argument(
+        "--first-pick",
+        action="store_true",
+        help="a variant: lists until the first-pick-stratified test (FirstPickTest) alarms, "
+        "beside the pooled one on the same lists; no A/B runs",
+    )
+    parser.add_argument(
         "--implicit-aa",
         type=int,
         default=0,
@@ -345,6 +436,8 @@ def main() -> int:
     implicit_cap = args.implicit_cap or (300_000 if args.quick else 600_000)
 
     started = time.monotonic()
+    if args.first_pick:
+        return first_pick(seeds, il_cap)
     il: list[int] = []
     il_alarmed = 0
     for seed in seeds:
