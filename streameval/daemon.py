@@ -49,6 +49,14 @@ from streameval.snapshot import Snapshot
 _LOG = logging.getLogger(__name__)
 
 
+#: ``/healthz`` says 503 once the read loop has not come back for this long (seconds): longer
+#: than anything one turn of it may wait for (a poll 0.2 s, a commit at most 10 s, a lag
+#: measurement 5 s, a state-topic flush 10 s, a rebalance inside the poll up to the session
+#: timeout, 45 s by default), so only a loop that is stuck (kafka-python 3.0.12 was seen waiting
+#: without end inside ``poll`` after a revocation) is restarted by the orchestrator's probe
+STALL_S = 300.0
+
+
 @dataclass(frozen=True, slots=True)
 class Intervals:
     """How often periodic work is due, in seconds of the monotonic clock."""
@@ -132,6 +140,8 @@ class Daemon:
         self._last_contact = clock()
         iv = self._intervals
         self._stale_s = 3 * max(iv.lag_s, iv.commit_s)
+        # when the read loop last came back from a turn (None: not started yet): /healthz
+        self._turned_at: float | None = None
         # end offsets to reach before /readyz says ready (None: no assignment yet)
         self._catch_up_to: dict[TopicPartition, int] | None = None
         self._stream: Stream | None = None
@@ -146,6 +156,7 @@ class Daemon:
             host=m.host,
             port=m.port,
             ready=self._is_ready,
+            live=self._is_live,
             status=status_source(self._box.get, History()),
             tls_certfile=m.tls_certfile,
             tls_keyfile=m.tls_keyfile,
@@ -163,6 +174,12 @@ class Daemon:
         """Caught up with the log end, and in touch with the brokers (read by the HTTP threads:
         two plain attribute reads)."""
         return self._published_ready and self._clock() - self._last_contact < self._stale_s
+
+    def _is_live(self) -> bool:
+        """The read loop has come back from a turn within :data:`STALL_S` (read by the HTTP
+        threads; before the loop starts, live: the start's own reads are not a turn)."""
+        turned = self._turned_at
+        return turned is None or self._clock() - turned < STALL_S
 
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set; then commit, close, and return."""
@@ -226,6 +243,7 @@ class Daemon:
         pipeline = self._pipeline
         try:
             while not stop.is_set():
+                self._turned_at = self._clock()
                 records = stream.poll(iv.poll_ms)
                 assignment = stream.take_assignment()
                 if assignment is not None:

@@ -7,7 +7,8 @@ thread of its own, so a slow client does not hold up the next scrape.
 ``/metrics``              the registry in OpenMetrics 1.0 when ``Accept`` prefers it (as
                           Prometheus does by default), else the Prometheus text format 0.0.4;
                           gzip when ``Accept-Encoding`` allows it
-``/healthz``              200 ``ok`` while the server runs (liveness)
+``/healthz``              200 ``ok`` while ``live()`` is true (or none is given), else 503
+                          ``stalled`` (liveness: an orchestrator restarts a stuck process)
 ``/readyz``               200 ``ready`` when ``ready()`` is true, else 503 (readiness)
 ``/``                     the live status page (when a ``status`` callable is given; else a small
                           index of the endpoints)
@@ -78,9 +79,11 @@ class _App:
         ready: Callable[[], bool],
         status: Callable[[], dict[str, Any]] | None,
         credentials: tuple[bytes, bytes] | None,
+        live: Callable[[], bool] | None = None,
     ) -> None:
         self.registry = registry
         self.ready = ready
+        self.live = live
         self.status = status
         self.credentials = credentials
         self.page = status_page_html() if status is not None else _INDEX_HTML
@@ -195,7 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/metrics":
             return self._metrics()
         if path == "/healthz":
-            return _text(HTTPStatus.OK, "ok")
+            if app.live is None or app.live():
+                return _text(HTTPStatus.OK, "ok")
+            return _text(HTTPStatus.SERVICE_UNAVAILABLE, "stalled")
         if path == "/readyz":
             if app.ready():
                 return _text(HTTPStatus.OK, "ready")
@@ -316,10 +321,11 @@ class MetricsServer:
         tls_certfile: str | None = None,
         tls_keyfile: str | None = None,
         basic_auth: tuple[str, SecretStr | str] | None = None,
+        live: Callable[[], bool] | None = None,
     ) -> None:
         self._host = host
         self._port = port
-        self._app = _App(registry, ready, status, _credentials(basic_auth))
+        self._app = _App(registry, ready, status, _credentials(basic_auth), live)
         self._tls = _tls_context(tls_certfile, tls_keyfile)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None

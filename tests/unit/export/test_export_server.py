@@ -264,6 +264,14 @@ def test_healthz_readyz_both_states(serve: Callable[..., MetricsServer]) -> None
     assert fetch(url(server, "/readyz"))[::2] == (200, b"ready\n")
 
 
+def test_healthz_follows_live_when_given(serve: Callable[..., MetricsServer]) -> None:
+    live = Ready()  # the same kind of switch
+    server = serve(live=live)
+    assert fetch(url(server, "/healthz"))[::2] == (503, b"stalled\n")
+    live.value = True
+    assert fetch(url(server, "/healthz"))[::2] == (200, b"ok\n")
+
+
 def test_head_has_no_body(serve: Callable[..., MetricsServer]) -> None:
     server = serve()
     code, headers, body = fetch(url(server, "/healthz"), method="HEAD")
