@@ -4,7 +4,8 @@ At the design rate the join holds ~340k open lists, ~3.1M objects the collector 
 defaults ``(700, 10, 10)`` run a young collection every 700 net allocations and a full one each
 time the objects promoted since the last grow by a quarter of the old generation: on a re-read
 of 1.26M records at the design density (a restart's backlog, in process) that was 14 full
-collections, ~1.4 s each by the end, for 12-17 % of the time. The pipeline makes no cyclic
+collections, 2.9-3.2 s in all, and 12-17 % of the time with the young ones (one full collection
+of the heap at the end alone: 1.39 s). The pipeline makes no cyclic
 garbage at all (a full collection after those 1.26M records found 0 unreachable objects), so
 collecting less often loses nothing; reference counting frees everything it drops at once.
 

@@ -74,6 +74,11 @@ class CutoffScores(NamedTuple):
         return self.ndcg[0] is not None
 
 
+#: ``_new_scores(CutoffScores, (ks, dcg, idcg, ndcg))``: built without the named tuple's
+#: Python-level ``__new__`` (one call less per list scored, twice per list with the detectors)
+_new_scores = tuple.__new__
+
+
 @dataclass(frozen=True, slots=True)
 class Scorer:
     """The hot path: scores one ranked list at every cutoff of ``spec`` in one pass.
@@ -149,11 +154,6 @@ class Scorer:
         if idcg is self._zeros:
             return _new_scores(CutoffScores, (self._ks, dcg, idcg, self._nones))
         return _new_scores(CutoffScores, (self._ks, dcg, idcg, tuple(map(truediv, dcg, idcg))))
-
-
-#: ``_new_scores(CutoffScores, (ks, dcg, idcg, ndcg))``: built without the named tuple's
-#: Python-level ``__new__`` (one call less per list scored, twice per list with the detectors)
-_new_scores = tuple.__new__
 
 
 def _exponential_gains(grades: Iterable[float]) -> list[float]:
