@@ -28,6 +28,8 @@ from prometheus_client import CollectorRegistry
 from streameval import __version__
 from streameval.config import Settings
 from streameval.detect import detectors_for, with_detection
+from streameval.detect.group import GroupFeed
+from streameval.detect.partitioned import PartitionCollector
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
@@ -110,15 +112,23 @@ class Daemon:
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
         self._current: RawRecord | None = None
         self._lag: dict[tuple[str, int], int] = {}
-        # the regression detectors: one more consumer of finalized lists (DESIGN §9)
+        # the regression detectors: one more consumer of finalized lists (DESIGN §9); with the
+        # state topic, group-wide: the lists of this instance's partitions are reduced to
+        # detector buckets per partition (the collector), written to the state topic, and the
+        # detectors fed the whole group's (the feed, once the state topic is open)
         self._detectors = detectors_for(settings)
+        self._collector: PartitionCollector | None = None
+        self._feed: GroupFeed | None = None
+        if self._detectors is not None and settings.kafka.state_topic:
+            self._collector = PartitionCollector(self._detectors.spec)
+        list_consumer = self._collector or self._detectors
         formats = Formats(settings.input, settings.evaluation.max_record_bytes)
         formats.check()  # a wrong mapping or schema file fails at start
         self._pipeline = Pipeline(
             settings.evaluation,
             dead_letter=self._dead_letter,
             persist=bool(settings.kafka.state_topic),
-            consumers=() if self._detectors is None else (self._detectors,),
+            consumers=() if list_consumer is None else (list_consumer,),
             decoder_for=formats.by_topic_source,
         )
         self._invalid_log = InvalidRecordLog()
@@ -221,6 +231,12 @@ class Daemon:
         )
         n = state.read_to_end()
         _LOG.info("read %d state records from %s", n, topic)
+        if self._collector is not None and self._detectors is not None:
+            self._feed = GroupFeed(
+                self._detectors, state.table.detection, history_ms=self._longest_ms
+            )
+            self._feed.set_sources(state.partitions(self._settings.kafka.topics))
+            self._feed.step()
         return state
 
     def _offer_judgment(self, record: RawRecord) -> None:
@@ -266,6 +282,8 @@ class Daemon:
                         self._offer_judgment(record)
                 if self._state is not None:
                     self._state.poll()
+                    if self._feed is not None:
+                        self._feed.step()
                 sampled = lag.sample()
                 if sampled is not None:  # measured: the brokers answered
                     self._lag = dict(sampled)
@@ -306,7 +324,10 @@ class Daemon:
         _LOG.info("%d partitions %s", len(partitions), "lost" if lost else "revoked")
         commits = {} if lost else self._commits(partitions)
         for tp in partitions:
-            self._pipeline.forget_source(source_of(tp.topic, tp.partition))
+            source = source_of(tp.topic, tp.partition)
+            self._pipeline.forget_source(source)
+            if self._collector is not None:
+                self._collector.forget(source)
         return commits
 
     def _rebuild(self, assignment: set[TopicPartition]) -> set[tuple[str, int]]:
@@ -320,6 +341,8 @@ class Daemon:
         state = self._state
         if state is not None:
             state.read_to_end()  # what the previous owners wrote before they let go
+            if self._feed is not None:  # partitions may have been added
+                self._feed.set_sources(state.partitions(self._settings.kafka.topics))
         checkpoints = stream.checkpoints(assignment)
         committed = stream.committed_offsets(assignment)
         rewound = stream.rewind(assignment)
@@ -327,6 +350,9 @@ class Daemon:
         for tp in sorted(assignment):
             source = source_of(tp.topic, tp.partition)
             pipeline.add_source(source)
+            if self._collector is not None and state is not None:
+                # its detector buckets before its progress are written: not collected again
+                self._collector.assign(source, state.table.detection.progress(source))
             cp = checkpoints.get(tp)
             if cp is None:
                 continue
@@ -479,8 +505,29 @@ class Daemon:
             committed = self._committed_state.get(source)
             if committed is not None:
                 state.expire((source,), committed - margin)
+        written = self._write_detection(state)
         state.flush()
         self._pipeline.mark_persisted(before)
+        if self._collector is not None:
+            self._collector.written(written)
+        if self._feed is not None:
+            self._feed.step()
+
+    def _write_detection(self, state: StateTopic) -> list[tuple[str, str, int]]:
+        """The detector buckets completed since the last write, then each partition's progress
+        (after its buckets: a reader that sees the progress has them). Returns their keys."""
+        collector = self._collector
+        if collector is None:
+            return []
+        written = []
+        for source, relevance, start, data in collector.ready():
+            state.write_detector(source, relevance, start, data)
+            written.append((source, relevance, start))
+        table = state.table.detection
+        for source, progress in collector.progress().items():
+            if progress != table.progress(source):
+                state.write_progress(source, progress)
+        return written
 
     def _commits(self, partitions: set[TopicPartition]) -> Commits:
         """Per partition: the oldest offset the state still needs, and the checkpoint."""

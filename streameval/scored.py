@@ -56,3 +56,6 @@ class ScoredList(NamedTuple):
     first_click_rank: int | None  # 1-based rank of the top-most clicked result
     interacted: bool  # at least one interaction of any kind
     interleaved: Interleaved | None = None  # set only for a list whose results name teams
+    #: the partition (``topic/partition``) or file its impression was read from ("" if none):
+    #: what a consumer that keeps state per source partition files the list under
+    source: str = ""

@@ -66,6 +66,7 @@ def _scored(
             lst.first_click_rank,
             lst.interaction_keys is not None,  # OpenList.interacted
             interleaved,
+            lst.source,
         ),
     )
 

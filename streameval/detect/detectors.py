@@ -92,7 +92,7 @@ class _Series:
             self.first_alarm_ms = bucket_ms
 
 
-class _Stash:
+class Stash:
     """The open buckets of one relevance source: per bucket, segment and watched k, the
     sufficient statistics per query. Buckets before ``closed`` are closed."""
 
@@ -222,7 +222,7 @@ class Detectors:
         self._cap = spec.cap
         self._vs_control = VS_CONTROL in spec.detectors
         self._vs_baseline = VS_BASELINE in spec.detectors
-        self._stash = {r: _Stash(spec.bucket_ms, positions) for r in spec.relevance}
+        self._stash = {r: Stash(spec.bucket_ms, positions) for r in spec.relevance}
         self._implicit = self._stash.get(IMPLICIT)
         self._judged = self._stash.get(JUDGED)
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
@@ -269,6 +269,15 @@ class Detectors:
             for b, data in self._judged.take(watermark_ms):
                 self._close_bucket(JUDGED, b, data)
 
+    def close(self, relevance: str, point_ms: int) -> None:
+        """Every bucket of ``relevance`` before ``point_ms`` has been handed over (with
+        :meth:`ingest`): close them, in order (:meth:`advance` / :meth:`advance_judged` for
+        ``relevance``)."""
+        stash = self._stash.get(relevance)
+        if stash is not None:
+            for b, data in stash.take(point_ms):
+                self._close_bucket(relevance, b, data)
+
     def reset(self) -> None:
         """The stream is re-read from the last commit (a rebalance): drop what open buckets
         hold; the re-read hands their lists again, and lists of closed buckets are ignored."""
@@ -290,6 +299,8 @@ class Detectors:
             return
         into = stash.pending.setdefault(bucket_ms, {})
         for (segment, k), per_query in data.items():
+            if k not in self._ks:
+                continue  # written by an instance that watched another k
             j = self._ks.index(k)
             per_k = into.get(segment)
             if per_k is None:

@@ -23,6 +23,13 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
+from streameval.detect.group import KINDS, PROGRESS, DetectorTable
+from streameval.detect.persisted import (
+    DetectorBucket,
+    Progress,
+    encode_detector_bucket,
+    encode_progress,
+)
 from streameval.errors import ConfigError, KafkaUnavailableError
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.records import RawRecord
@@ -52,15 +59,33 @@ def state_key(group: str, source: str, start: int) -> bytes:
     return f"{group}{_SEP}{source}{_SEP}{start}".encode()
 
 
+def detector_key(group: str, source: str, start: int, kind: str) -> bytes:
+    """The key of a detector record (:mod:`streameval.detect.group`): a fourth field, the kind
+    (``judged`` / ``implicit`` bucket, or ``progress`` with start 0)."""
+    return f"{group}{_SEP}{source}{_SEP}{start}{_SEP}{kind}".encode()
+
+
 def parse_state_key(key: bytes | None) -> tuple[str, str, int] | None:
     """(group, source, bucket start) of a key, or None when it is not one of ours."""
+    parsed = _parse_key(key)
+    if parsed is None or parsed[3]:
+        return None
+    return parsed[0], parsed[1], parsed[2]
+
+
+def _parse_key(key: bytes | None) -> tuple[str, str, int, str] | None:
+    """(group, source, start, kind) of a key (kind "" for a window bucket), or None."""
     if key is None:
         return None
     try:
-        group, source, start = key.decode().split(_SEP)
-        return group, source, int(start)
+        parts = key.decode().split(_SEP)
+        if len(parts) == 3:
+            return parts[0], parts[1], int(parts[2]), ""
+        if len(parts) == 4 and parts[3] in KINDS:
+            return parts[0], parts[1], int(parts[2]), parts[3]
     except ValueError:  # also UnicodeDecodeError
-        return None
+        pass
+    return None
 
 
 class StateTable:
@@ -74,16 +99,23 @@ class StateTable:
         self._bad: set[str] = set()
         #: records that were not a bucket of ours (``streameval_state_records_invalid_total``)
         self.invalid = 0
+        #: the detectors' records (group-wide detection, DESIGN §9)
+        self.detection = DetectorTable()
 
     def apply(self, key: bytes | None, value: bytes | None) -> None:
         """One state-topic record: a bucket, a tombstone, or something to count and skip."""
-        parsed = parse_state_key(key)
+        parsed = _parse_key(key)
         if parsed is None:
-            self._invalid(None, "a key that is not group␟topic/partition␟bucket")
+            self._invalid(None, "a key that is not group␟topic/partition␟bucket[␟kind]")
             return
-        group, source, start = parsed
+        group, source, start, kind = parsed
         if group != self._group:
             return  # another group's state: not ours to read, not wrong
+        if kind:
+            why = self.detection.apply(source, start, kind, value)
+            if why is not None:  # the detectors lack that part: counted, the windows unharmed
+                self._invalid(None, f"{kind} record of {source}: {why}")
+            return
         if value is None:
             buckets = self._buckets.get(source)
             if buckets is not None:
@@ -203,6 +235,27 @@ class StateTopic:
             self._renew_producer(exc)
             raise
 
+    def partitions(self, topics: Iterable[str]) -> frozenset[str]:
+        """``topic/partition`` of every partition of ``topics`` (the group's source partitions,
+        as :func:`~streameval.kafka.stream.source_of` names them)."""
+        try:
+            admin = KafkaAdminClient(**self._config)
+        except KafkaError as exc:
+            raise KafkaUnavailableError(f"cannot connect to list partitions: {exc}") from exc
+        try:
+            described = admin.describe_topics(list(topics))
+        except KafkaError as exc:
+            raise KafkaUnavailableError(f"cannot list the partitions of {topics}: {exc}") from exc
+        finally:
+            admin.close()
+        # kafka-python 2.x names them topic / partition, 3.x name / partition_index
+        return frozenset(
+            f"{t.get('name', t.get('topic'))}/{p.get('partition_index', p.get('partition'))}"
+            for t in described
+            if not t.get("error_code")
+            for p in t.get("partitions", ())
+        )
+
     def read_to_end(self) -> int:
         """Apply every record up to the topic's end; returns how many."""
         n = 0
@@ -223,12 +276,27 @@ class StateTopic:
         self.table.put(source, start, bucket)
         self._send(state_key(self._group, source, start), encode_bucket(bucket))
 
+    def write_detector(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
+        self.table.detection.put(source, relevance, start, data)
+        self._send(
+            detector_key(self._group, source, start, relevance), encode_detector_bucket(data)
+        )
+
+    def write_progress(self, source: str, progress: Progress) -> None:
+        self.table.detection.put_progress(source, progress)
+        self._send(detector_key(self._group, source, 0, PROGRESS), encode_progress(progress))
+
     def expire(self, sources: Iterable[str], before: int) -> None:
-        """Tombstone the buckets of ``sources`` that start before ``before``."""
+        """Tombstone the buckets of ``sources`` (the windows' and the detectors') that start
+        before ``before``."""
+        detection = self.table.detection
         for source in sources:
             for start in self.table.older(source, before):
                 self.table.drop(source, start)
                 self._send(state_key(self._group, source, start), None)
+            for relevance, start in detection.older(source, before):
+                detection.drop(source, relevance, start)
+                self._send(detector_key(self._group, source, start, relevance), None)
 
     def flush(self) -> None:
         """Wait until everything written is acknowledged; raises ``KafkaError`` if it is not."""

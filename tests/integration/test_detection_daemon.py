@@ -13,10 +13,13 @@ import pytest
 from streameval.sim import SimConfig, traffic
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
+    CONSUMERS,
+    PARTITIONS,
     T0,
     DaemonProcess,
     Log,
     Topics,
+    consumer_env,
     dump_partitions,
     free_port,
     produce,
@@ -70,26 +73,101 @@ def test_the_daemon_pages_at_the_bucket_replay_says(
     daemon = DaemonProcess(env, tmp_path / "daemon.log")
     try:
         metrics = daemon.wait_for(
-            lambda m: (
-                value(m, "streameval_evaluation_horizon_timestamp_seconds")
-                == expected["horizon_ms"] / 1000
-            ),
-            what="the daemon to reach replay's horizon",
-            ready=True,
+            lambda m: reached(m, expected), what="the daemon to reach replay's horizon", ready=True
         )
-        statistic = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_statistic")}
-        first = {
-            _key(lbl): v
-            for lbl, v in samples(metrics, "streameval_regression_first_alarm_timestamp_seconds")
-        }
-        alarm = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_alarm")}
-        assert set(statistic) == set(want)
-        for key, row in want.items():
-            assert statistic[key] == pytest.approx(row["statistic"], rel=1e-9, abs=1e-9), key
-            assert alarm[key] == (1.0 if row["alarm"] else 0.0), key
-            at = row["first_alarm"]
-            assert first.get(key) == (None if at is None else at / 1000), key
+        assert_detection_matches(metrics, want)
         assert daemon.terminate() == 0
     finally:
         if daemon.proc.poll() is None:
             daemon.kill()
+
+
+def reached(metrics: dict[Any, float], expected: dict[str, Any]) -> bool:
+    """At replay's horizon, and the detectors fed up to it (with the state topic they are fed
+    from it: after the commit that writes the last buckets)."""
+    horizon = value(metrics, "streameval_evaluation_horizon_timestamp_seconds")
+    if horizon != expected["horizon_ms"] / 1000:
+        return False
+    stats = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_statistic")}
+    return all(
+        _key({**row, **row["segment"]}) in stats
+        and stats[_key({**row, **row["segment"]})]
+        == pytest.approx(row["statistic"], rel=1e-9, abs=1e-9)
+        for row in expected["detection"]
+    )
+
+
+def detection_of(metrics: dict[Any, float]) -> dict[tuple[str, ...], tuple[float | None, ...]]:
+    """Per series: statistic, alarm, first alarm, shift, as exported."""
+    out: dict[tuple[str, ...], tuple[float | None, ...]] = {}
+    first = {
+        _key(lbl): v
+        for lbl, v in samples(metrics, "streameval_regression_first_alarm_timestamp_seconds")
+    }
+    alarm = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_alarm")}
+    shift = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_shift")}
+    for lbl, v in samples(metrics, "streameval_regression_statistic"):
+        key = _key(lbl)
+        out[key] = (v, alarm[key], first.get(key), shift.get(key))
+    return out
+
+
+def assert_detection_matches(metrics: dict[Any, float], want: dict[Any, dict[str, Any]]) -> None:
+    statistic = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_statistic")}
+    first = {
+        _key(lbl): v
+        for lbl, v in samples(metrics, "streameval_regression_first_alarm_timestamp_seconds")
+    }
+    alarm = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_alarm")}
+    assert set(statistic) == set(want)
+    for key, row in want.items():
+        assert statistic[key] == pytest.approx(row["statistic"], rel=1e-9, abs=1e-9), key
+        assert alarm[key] == (1.0 if row["alarm"] else 0.0), key
+        at = row["first_alarm"]
+        assert first.get(key) == (None if at is None else at / 1000), key
+
+
+@pytest.mark.parametrize("consumer", CONSUMERS)
+def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path, consumer: str
+) -> None:
+    """DESIGN §9: with the state topic, each instance runs the detectors on the group's buckets:
+    two daemons holding half of the partitions each export the same detector series, equal to
+    replay's of the whole log (not each its half's)."""
+    log = simulated_log()
+    sentinels(log, T0 + 30 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+    want = {_key({**row, **row["segment"]}): row for row in expected["detection"]}
+    assert any(row["first_alarm"] is not None for row in want.values())
+    group = f"g-{uuid.uuid4().hex}"
+    env = consumer_env(consumer)
+    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
+    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    try:
+
+        def settled(m: dict[Any, float]) -> bool:
+            held = len(list(samples(m, "streameval_consumer_lag")))
+            return held == PARTITIONS and reached(m, expected)
+
+        ma = a.wait_for(
+            settled, what="daemon a: half the partitions, replay's detection", ready=True
+        )
+        mb = b.wait_for(
+            settled, what="daemon b: half the partitions, replay's detection", ready=True
+        )
+        ma = a.wait_for(settled, what="daemon a, still", ready=True)
+        assert_detection_matches(ma, want)
+        assert_detection_matches(mb, want)
+        # the same numbers, not merely close: the same buckets, fed in the same order
+        assert detection_of(ma) == detection_of(mb)
+        # while the windows stay each instance's own part
+        lists_a = sum(v for _, v in samples(ma, "streameval_window_lists"))
+        lists_b = sum(v for _, v in samples(mb, "streameval_window_lists"))
+        assert lists_a > 0 and lists_b > 0
+        assert a.terminate() == 0
+        assert b.terminate() == 0
+    finally:
+        for d in (a, b):
+            if d.proc.poll() is None:
+                d.kill()

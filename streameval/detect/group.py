@@ -1,0 +1,160 @@
+"""Group-wide detection (DESIGN §9): every instance runs the detectors on the group's buckets.
+
+Each instance writes, per source partition it owns, its detector buckets and a progress record
+to the state topic (:mod:`streameval.detect.partitioned`); every instance reads the whole topic
+into a :class:`DetectorTable`. :class:`GroupFeed` hands the detectors a bucket only once *every*
+partition of the group has reported past it (the group frontier, per relevance source), the
+partitions' parts in one fixed order (sorted by partition), then closes it. Every instance thus
+feeds its detectors the same numbers in the same order and reaches the same state, whichever
+partitions it owns: a page does not depend on how the partitions are spread, and the exported
+detector series are the group's (each instance exports the same values; the rules take one).
+
+The frontier waits for the slowest partition: a partition nobody reads (between a revocation
+and its next assignment), or an instance whose partitions are all silent, holds it back; a
+partition that never reports holds it for good (see the README).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from streameval.detect.detectors import Detectors
+from streameval.detect.persisted import (
+    BadRecord,
+    DetectorBucket,
+    Progress,
+    decode_detector_bucket,
+    decode_progress,
+)
+from streameval.scored import IMPLICIT, JUDGED
+
+#: the record kinds of the detectors in the state topic (the last field of the key)
+PROGRESS = "progress"
+BUCKET_KINDS = (JUDGED, IMPLICIT)
+KINDS = (*BUCKET_KINDS, PROGRESS)
+
+
+class DetectorTable:
+    """The group's detector records as the state topic holds them. Pure: records in, buckets
+    and progress out."""
+
+    def __init__(self) -> None:
+        #: relevance -> bucket start -> source -> data
+        self._buckets: dict[str, dict[int, dict[str, DetectorBucket]]] = {
+            r: {} for r in BUCKET_KINDS
+        }
+        self._progress: dict[str, Progress] = {}
+
+    def apply(self, source: str, start: int, kind: str, value: bytes | None) -> str | None:
+        """One record (``value`` None: a tombstone); returns why it is invalid, else None."""
+        if kind == PROGRESS:
+            if value is None:
+                self._progress.pop(source, None)
+                return None
+            progress = decode_progress(value)
+            if isinstance(progress, BadRecord):
+                return progress.reason
+            self._progress[source] = progress
+            return None
+        if value is None:
+            self.drop(source, kind, start)
+            return None
+        data = decode_detector_bucket(value)
+        if isinstance(data, BadRecord):
+            return data.reason
+        self.put(source, kind, start, data)
+        return None
+
+    def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
+        self._buckets[relevance].setdefault(start, {})[source] = data
+
+    def put_progress(self, source: str, progress: Progress) -> None:
+        self._progress[source] = progress
+
+    def drop(self, source: str, relevance: str, start: int) -> None:
+        parts = self._buckets[relevance].get(start)
+        if parts is not None:
+            parts.pop(source, None)
+            if not parts:
+                del self._buckets[relevance][start]
+
+    def older(self, source: str, before: int) -> list[tuple[str, int]]:
+        """(relevance, start) of every bucket of ``source`` starting before ``before``."""
+        return sorted(
+            (r, start)
+            for r, by_start in self._buckets.items()
+            for start, parts in by_start.items()
+            if start < before and source in parts
+        )
+
+    def progress(self, source: str) -> Progress | None:
+        return self._progress.get(source)
+
+    def frontier(self, relevance: str, sources: Iterable[str]) -> int | None:
+        """The bucket start before which every one of ``sources`` has written its buckets of
+        ``relevance`` (None: one of them has not reported yet)."""
+        points = []
+        for source in sources:
+            progress = self._progress.get(source)
+            point = None if progress is None else progress.of(relevance)
+            if point is None:
+                return None
+            points.append(point)
+        return min(points, default=None)
+
+    def buckets(
+        self, relevance: str, since: int, before: int
+    ) -> Iterator[tuple[int, list[tuple[str, DetectorBucket]]]]:
+        """The buckets starting in ``[since, before)``, oldest first, each as its partitions'
+        parts sorted by partition."""
+        by_start = self._buckets[relevance]
+        for start in sorted(s for s in by_start if since <= s < before):
+            parts = by_start[start]
+            yield start, [(source, parts[source]) for source in sorted(parts)]
+
+
+class GroupFeed:
+    """Hands the detectors the group's buckets up to the frontier, once each, in order."""
+
+    def __init__(self, detectors: Detectors, table: DetectorTable, *, history_ms: int) -> None:
+        self._detectors = detectors
+        self._table = table
+        #: on the first step, how far before the frontier to start (what the state topic keeps)
+        self._history_ms = history_ms
+        self._sources: frozenset[str] = frozenset()
+        #: per relevance: the frontier the detectors were last brought to
+        self._fed: dict[str, int] = {}
+
+    @property
+    def sources(self) -> frozenset[str]:
+        return self._sources
+
+    def set_sources(self, sources: Iterable[str]) -> None:
+        """Every partition of the group (``topic/partition`` of each topic read)."""
+        self._sources = frozenset(sources)
+
+    def frontier(self, relevance: str) -> int | None:
+        """Where the group's buckets of ``relevance`` are complete (None: not known yet)."""
+        if not self._sources:
+            return None
+        return self._table.frontier(relevance, self._sources)
+
+    def step(self) -> int:
+        """Feed and close every bucket the frontier has completed since the last step; returns
+        how many buckets were closed."""
+        n = 0
+        for relevance in self._detectors.spec.relevance:
+            point = self.frontier(relevance)
+            if point is None:
+                continue
+            fed = self._fed.get(relevance)
+            if fed is not None and point <= fed:
+                continue
+            since = point - self._history_ms if fed is None else fed
+            for start, parts in self._table.buckets(relevance, since, point):
+                for _, data in parts:
+                    self._detectors.ingest(relevance, start, data)
+                n += 1
+            self._detectors.close(relevance, point)
+            self._fed[relevance] = point
+        return n

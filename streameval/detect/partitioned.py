@@ -1,0 +1,142 @@
+"""The detectors' input per source partition, for the state topic (DESIGN §6, §9).
+
+With several instances, no instance sees every list, so none can run the detectors on its own
+lists and be exact. Instead each instance reduces the lists of the partitions it owns to
+detector buckets (per partition, bucket and relevance source: per (segment, k) and query the
+count, sum and sum of squares of NDCG@k), writes them to the state topic in step with its
+commits, and every instance feeds the group's buckets to its detectors
+(:mod:`streameval.detect.group`).
+
+:class:`PartitionCollector` is that reduction: a consumer of finalized lists (and of judged
+scores early) like the detectors themselves, fed by the pipeline through the same interface.
+Buckets complete as they do for the detectors (implicit on the horizon, judged on the
+watermark) and wait in :meth:`ready` until :meth:`written` says the state topic has them.
+"""
+
+from __future__ import annotations
+
+from streameval.detect.detectors import BucketData, Stash
+from streameval.detect.persisted import DetectorBucket, Progress
+from streameval.detect.spec import DetectionSpec
+from streameval.scored import IMPLICIT, JUDGED, ScoredList
+
+
+class PartitionCollector:
+    """Detector buckets per source partition, until written (a ``JudgedEarlyConsumer``)."""
+
+    def __init__(self, spec: DetectionSpec) -> None:
+        self._spec = spec
+        self._ks = tuple(k for k, _ in spec.k_index)
+        self._positions = tuple(i for _, i in spec.k_index)
+        self._relevance = tuple(spec.relevance)
+        #: source -> relevance -> its open buckets (``closed``: the progress point)
+        self._stash: dict[str, dict[str, Stash]] = {}
+        #: complete and not yet written: (source, relevance, bucket start) -> data
+        self._ready: dict[tuple[str, str, int], BucketData] = {}
+        self.takes_judged = JUDGED in self._relevance
+
+    def _of(self, source: str) -> dict[str, Stash]:
+        stashes = self._stash.get(source)
+        if stashes is None:
+            stashes = self._stash[source] = {
+                r: Stash(self._spec.bucket_ms, self._positions) for r in self._relevance
+            }
+        return stashes
+
+    # --- the assignment -----------------------------------------------------------------------
+
+    def assign(self, source: str, progress: Progress | None) -> None:
+        """``source`` is read here from now on; its detector buckets before ``progress`` are in
+        the state topic already (lists of them, re-read, are ignored)."""
+        stashes = self._of(source)
+        for relevance, stash in stashes.items():
+            point = None if progress is None else progress.of(relevance)
+            if point is not None and (stash.closed is None or point > stash.closed):
+                stash.closed = point
+                stash.pending = {b: d for b, d in stash.pending.items() if b >= point}
+                stash.leave()
+
+    def forget(self, source: str) -> None:
+        """``source`` is no longer read here: what it holds is dropped (its new owner re-reads
+        it from the last commit)."""
+        self._stash.pop(source, None)
+        for key in [key for key in self._ready if key[0] == source]:
+            del self._ready[key]
+
+    # --- the consumer protocols ---------------------------------------------------------------
+
+    def add(self, scored: ScoredList) -> None:
+        if IMPLICIT not in self._relevance:
+            return
+        source = next(s for s in scored.sources if s.relevance == IMPLICIT)
+        self._of(scored.source)[IMPLICIT].add(
+            scored.timestamp, scored.segment, scored.query_id, source.ndcg
+        )
+
+    def add_judged(self, scored: ScoredList) -> None:
+        source = scored.sources[-1]
+        if source.relevance != JUDGED:
+            source = next(s for s in scored.sources if s.relevance == JUDGED)
+        self._of(scored.source)[JUDGED].add(
+            scored.timestamp, scored.segment, scored.query_id, source.ndcg
+        )
+
+    def advance(self, horizon_ms: int) -> None:
+        self._take(IMPLICIT, horizon_ms)
+
+    def advance_judged(self, watermark_ms: int) -> None:
+        self._take(JUDGED, watermark_ms)
+
+    def _take(self, relevance: str, point_ms: int) -> None:
+        for source, stashes in self._stash.items():
+            stash = stashes.get(relevance)
+            if stash is not None:
+                for b, data in stash.take(point_ms):
+                    self._ready[source, relevance, b] = data
+
+    def reset(self) -> None:
+        """The stream is re-read from the last commit: open buckets are handed again."""
+        for stashes in self._stash.values():
+            for stash in stashes.values():
+                stash.clear()
+
+    # --- what to write ------------------------------------------------------------------------
+
+    def ready(self) -> list[tuple[str, str, int, DetectorBucket]]:
+        """Complete buckets not yet written, as (source, relevance, start, data), oldest first
+        per source (kept until :meth:`written`)."""
+        out = []
+        for (source, relevance, b), data in sorted(self._ready.items()):
+            out.append((source, relevance, b, self._keyed(data)))
+        return out
+
+    def progress(self) -> dict[str, Progress]:
+        """Per source read here: the points before which its buckets are complete (written once
+        :meth:`ready`'s buckets are)."""
+        out = {}
+        for source, stashes in self._stash.items():
+            judged = stashes.get(JUDGED)
+            implicit = stashes.get(IMPLICIT)
+            out[source] = Progress(
+                None if judged is None else judged.closed,
+                None if implicit is None else implicit.closed,
+            )
+        return out
+
+    def written(self, keys: list[tuple[str, str, int]]) -> None:
+        """These buckets are acknowledged by the state topic."""
+        for key in keys:
+            self._ready.pop(key, None)
+
+    def _keyed(self, data: BucketData) -> DetectorBucket:
+        out: DetectorBucket = {}
+        for segment, per_k in data.items():
+            for k, per_query in zip(self._ks, per_k, strict=True):
+                if per_query:
+                    out[segment, k] = per_query
+        return out
+
+    @property
+    def ignored(self) -> int:
+        """Lists re-read for buckets already written (not collected twice)."""
+        return sum(s.ignored for stashes in self._stash.values() for s in stashes.values())

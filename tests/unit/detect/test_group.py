@@ -1,0 +1,293 @@
+"""Group-wide detection (DESIGN §9): the lists of each partition, reduced to detector buckets,
+written to (a table standing for) the state topic and fed back in frontier order, give the
+detectors of every instance the same state, and the state of one detector fed every list."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import Iterable
+
+import pytest
+
+from streameval.config import EvaluationSettings, Settings
+from streameval.detect import Detectors, detectors_for
+from streameval.detect.group import GroupFeed
+from streameval.detect.partitioned import PartitionCollector
+from streameval.detect.persisted import (
+    BadRecord,
+    DetectorBucket,
+    Progress,
+    decode_detector_bucket,
+    decode_progress,
+    encode_detector_bucket,
+    encode_progress,
+)
+from streameval.kafka.state import StateTable, detector_key, parse_state_key, state_key
+from streameval.pipeline import Pipeline
+from streameval.scored import IMPLICIT, JUDGED
+from streameval.sim import SimConfig, traffic
+from streameval.snapshot import DetectionRow
+
+B = 10_000
+PARTITIONS = tuple(f"search-impressions/{p}" for p in range(4))
+JUDGMENTS = "search-judgments/0"
+
+
+def _settings() -> Settings:
+    return Settings(
+        evaluation=EvaluationSettings(ks=(10,), attribution_window=60_000, windows=(60_000,)),
+        detection={
+            "min_relative_drop": 0.05,
+            "half_life": "5m",
+            "min_lists": 100,
+            "relevance": ["judged", "implicit"],
+        },
+    )
+
+
+def _records() -> list[tuple[str, bytes]]:
+    """A 30 % drop of the treatment half-way, each record on the partition its request id
+    hashes to (an impression and its clicks together, as a keyed producer puts them)."""
+    sim = SimConfig(
+        rate=40,
+        queries=200,
+        seed=11,
+        duration_ms=12 * 60_000,
+        regression_at_ms=6 * 60_000,
+        regression_size=0.3,
+        max_interaction_delay_ms=40_000,
+    )
+    out = []
+    for r in traffic(sim, 1_700_000_000_000):
+        if r.kind == "judgment":  # every instance reads every judgment
+            out.append((JUDGMENTS, r.raw))
+            continue
+        request_id = json.loads(r.raw)["request_id"]
+        out.append((PARTITIONS[zlib.crc32(request_id.encode()) % 4], r.raw))
+    return out
+
+
+class Topic:
+    """What the state topic does for the detectors' records: one ordered log, encoded and
+    decoded, every reader applying it in order."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[bytes, bytes | None]] = []
+
+    def write(self, collector: PartitionCollector, table: StateTable) -> None:
+        ready = collector.ready()
+        for source, relevance, start, data in ready:
+            key = detector_key("g", source, start, relevance)
+            self.log.append((key, encode_detector_bucket(data)))
+            table.detection.put(source, relevance, start, data)
+        for source, progress in collector.progress().items():
+            self.log.append((detector_key("g", source, 0, "progress"), encode_progress(progress)))
+        collector.written([(s, r, b) for s, r, b, _ in ready])
+
+
+class Instance:
+    """One daemon's share: a pipeline over its partitions, its collector, its own reading of
+    the topic and its detectors fed by the group feed."""
+
+    def __init__(self, settings: Settings, sources: Iterable[str], topic: Topic) -> None:
+        det = detectors_for(settings)
+        assert det is not None
+        self.detectors: Detectors = det
+        self.collector = PartitionCollector(det.spec)
+        self.pipeline = Pipeline(settings.evaluation, consumers=(self.collector,))
+        self.sources = tuple(sources)
+        for source in self.sources:
+            self.pipeline.add_source(source)
+            self.collector.assign(source, None)
+        self.topic = topic
+        self.table = StateTable("g")
+        self.read = 0  # records of the topic applied
+        self.feed = GroupFeed(det, self.table.detection, history_ms=3_600_000)
+        self.feed.set_sources(PARTITIONS)
+
+    def persist(self) -> None:
+        self.topic.write(self.collector, self.table)
+
+    def poll(self) -> None:
+        for key, value in self.topic.log[self.read :]:
+            self.table.apply(key, value)
+        self.read = len(self.topic.log)
+        self.feed.step()
+
+
+def _single() -> tuple[DetectionRow, ...]:
+    settings = _settings()
+    det = detectors_for(settings)
+    assert det is not None
+    pipeline = Pipeline(settings.evaluation, consumers=(det,))
+    for source in PARTITIONS:
+        pipeline.add_source(source)
+    for source, raw in _records():
+        if source == JUDGMENTS:
+            pipeline.offer_judgment(raw, None, source)
+        else:
+            pipeline.offer(raw, source)
+    pipeline.finish()
+    return det.rows()
+
+
+def _group(split: list[tuple[str, ...]], seed: int) -> list[tuple[DetectionRow, ...]]:
+    """The records read by one instance per part of ``split``, interleaved at random; each
+    instance persists and polls at random moments."""
+    settings = _settings()
+    topic = Topic()
+    instances = [Instance(settings, part, topic) for part in split]
+    owner = {s: i for i in instances for s in i.sources}
+    rng = random.Random(seed)
+    for source, raw in _records():
+        if source == JUDGMENTS:
+            for inst in instances:
+                inst.pipeline.offer_judgment(raw, None, source)
+            continue
+        inst = owner[source]
+        inst.pipeline.offer(raw, source)
+        if rng.random() < 0.01:
+            inst.persist()
+        if rng.random() < 0.01:
+            inst.poll()
+    for inst in instances:
+        inst.pipeline.finish()
+        inst.persist()
+    for inst in instances:
+        inst.poll()
+    return [inst.detectors.rows() for inst in instances]
+
+
+def _alarms(rows: tuple[DetectionRow, ...]) -> dict[tuple[str, str, tuple[str, ...]], int | None]:
+    return {(r.detector, r.relevance, r.segment): r.first_alarm_ms for r in rows}
+
+
+def test_every_instance_reports_the_same_state_whatever_the_split() -> None:
+    halves = _group([PARTITIONS[:2], PARTITIONS[2:]], seed=1)
+    odd_even = _group([PARTITIONS[0::2], PARTITIONS[1::2]], seed=2)
+    uneven = _group([PARTITIONS[:1], PARTITIONS[1:]], seed=3)
+    one = _group([PARTITIONS], seed=4)
+    reference = one[0]
+    # bit for bit: the same buckets, merged in the same order, whoever read them
+    for rows in (*halves, *odd_even, *uneven):
+        assert rows == reference
+    # and they found the regression, as one detector fed every list does
+    fired = {(d, r, seg[1]) for (d, r, seg), at in _alarms(reference).items() if at is not None}
+    assert ("vs_control", "judged", "treatment") in fired
+    assert ("vs_control", "implicit", "treatment") in fired
+    assert ("vs_baseline", "judged", "control") not in fired
+    single = _single()
+    assert _alarms(reference) == _alarms(single)
+    for grouped, alone in zip(reference, single, strict=True):
+        assert grouped.statistic == pytest.approx(alone.statistic, rel=1e-9, abs=1e-9)
+
+
+def test_a_restarted_instance_collects_nothing_twice_and_reaches_the_same_state() -> None:
+    """An instance killed half-way, its partitions re-read from the start by a new one: the
+    buckets before each partition's progress are not collected again, and the new instance's
+    detectors, fed from the topic, equal an uninterrupted run's."""
+    settings = _settings()
+    records = _records()
+    topic = Topic()
+    first = Instance(settings, PARTITIONS, topic)
+    half = len(records) // 2
+    for source, raw in records[:half]:
+        if source == JUDGMENTS:
+            first.pipeline.offer_judgment(raw, None, source)
+        else:
+            first.pipeline.offer(raw, source)
+    first.persist()
+    written = len(topic.log)
+    # killed: what it collected since its last write is lost with it
+    second = Instance(settings, (), topic)
+    second.poll()
+    for source in PARTITIONS:
+        second.pipeline.add_source(source)
+        second.collector.assign(source, second.table.detection.progress(source))
+    for source, raw in records:  # the re-read (from the start: a superset of the commit's)
+        if source == JUDGMENTS:
+            second.pipeline.offer_judgment(raw, None, source)
+        else:
+            second.pipeline.offer(raw, source)
+    second.pipeline.finish()
+    assert second.collector.ignored > 0
+    second.persist()
+    second.poll()
+    # nothing written twice: each (partition, bucket, relevance) once in the log
+    keys = [key for key, _ in topic.log if not key.endswith(b"progress")]
+    assert len(keys) == len(set(keys))
+    assert len(topic.log) > written
+    assert second.detectors.rows() == _group([PARTITIONS], seed=9)[0]
+
+
+def test_the_frontier_waits_for_every_partition() -> None:
+    settings = _settings()
+    det = detectors_for(settings)
+    assert det is not None
+    table = StateTable("g")
+    feed = GroupFeed(det, table.detection, history_ms=3_600_000)
+    feed.set_sources(PARTITIONS)
+    seg = ("ltr", "control")
+    for p in PARTITIONS[:3]:
+        table.detection.put(p, JUDGED, 0, {(seg, 10): {"q": (1, 0.5, 0.25)}})
+        table.detection.put_progress(p, Progress(B, None))
+    assert feed.frontier(JUDGED) is None
+    assert feed.step() == 0
+    table.detection.put_progress(PARTITIONS[3], Progress(2 * B, None))  # silent, but past
+    assert feed.frontier(JUDGED) == B
+    assert feed.frontier(IMPLICIT) is None
+    assert feed.step() == 1
+    assert feed.step() == 0  # once
+
+
+def test_detector_records_round_trip_to_the_bit() -> None:
+    seg: tuple[str, ...] = ("ltr", "treatment")
+    data: DetectorBucket = {
+        (seg, 10): {"q1": (3, 0.1 + 0.2, 0.3**2), "q2": (1, 1 / 3, 1 / 9)},
+        (seg, 5): {},
+    }
+    back = decode_detector_bucket(encode_detector_bucket(data))
+    assert back == data
+    assert decode_progress(encode_progress(Progress(10_000, None))) == Progress(10_000, None)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"\xff",
+        b"[]",
+        b'{"v": 2, "d": []}',
+        b'{"v": 1}',
+        b'{"v": 1, "d": [["ltr", 10, []]]}',
+        b'{"v": 1, "d": [[["ltr"], 0, []]]}',
+        b'{"v": 1, "d": [[["ltr"], 10, [["q", 0, 1.0, 1.0]]]]}',
+        b'{"v": 1, "d": [[["ltr"], 10, [["q", 1, NaN, 1.0]]]]}',
+        b'{"v": 1, "d": [[["ltr"], 10, [[1, 1, 1.0, 1.0]]]]}',
+    ],
+)
+def test_a_bad_detector_record_is_a_value_not_an_exception(value: bytes) -> None:
+    assert isinstance(decode_detector_bucket(value), BadRecord)
+
+
+def test_the_state_table_routes_detector_records_and_counts_bad_ones() -> None:
+    table = StateTable("g")
+    seg = ("ltr", "treatment")
+    good = encode_detector_bucket({(seg, 10): {"q": (1, 0.5, 0.25)}})
+    table.apply(detector_key("g", "t/0", 0, JUDGED), good)
+    table.apply(detector_key("g", "t/0", 0, "progress"), encode_progress(Progress(B, B)))
+    table.apply(detector_key("other", "t/0", 10_000, JUDGED), b"not ours")  # another group
+    assert table.invalid == 0
+    assert table.detection.progress("t/0") == Progress(B, B)
+    assert [s for s, _ in table.detection.buckets(JUDGED, 0, B)] == [0]
+    assert table.view() == {}  # not a window bucket
+    table.apply(detector_key("g", "t/1", 0, IMPLICIT), b'{"v": 1, "d": 3}')
+    table.apply(detector_key("g", "t/1", 0, "progress"), b'{"v": 1, "judged": "x"}')
+    table.apply(b"g\x1ft/1\x1f0\x1fsomething-else", good)
+    assert table.invalid == 3
+    assert not table.is_bad("t/1")  # the windows' buckets of t/1 are not in doubt
+    assert parse_state_key(detector_key("g", "t/0", 0, JUDGED)) is None
+    assert parse_state_key(state_key("g", "t/0", 0)) == ("g", "t/0", 0)
+    table.apply(detector_key("g", "t/0", 0, JUDGED), None)  # tombstone
+    assert list(table.detection.buckets(JUDGED, 0, B)) == []
