@@ -236,6 +236,7 @@ class Daemon:
                 self._detectors, state.table.detection, history_ms=self._longest_ms
             )
             self._feed.set_sources(state.partitions(self._settings.kafka.topics))
+            self._feed.restore()  # the group's detectors as of their last snapshot
             self._feed.step()
         return state
 
@@ -510,8 +511,6 @@ class Daemon:
         self._pipeline.mark_persisted(before)
         if self._collector is not None:
             self._collector.written(written)
-        if self._feed is not None:
-            self._feed.step()
 
     def _write_detection(self, state: StateTopic) -> list[tuple[str, str, int]]:
         """The detector buckets completed since the last write, then each partition's progress
@@ -527,6 +526,14 @@ class Daemon:
         for source, progress in collector.progress().items():
             if progress != table.progress(source):
                 state.write_progress(source, progress)
+        feed = self._feed
+        if feed is not None:
+            feed.step()
+            # one instance writes the snapshots: the one that reads the group's first partition
+            if feed.sources and min(feed.sources) in collector.sources:
+                snapshot = feed.snapshot()
+                if snapshot is not None:
+                    state.write_snapshot(*snapshot)
         return written
 
     def _commits(self, partitions: set[TopicPartition]) -> Commits:

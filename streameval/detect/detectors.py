@@ -31,7 +31,7 @@ ignored and counted.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
@@ -78,6 +78,9 @@ class _Series:
         self.weighted = 0.0  # sum of d / v over the excursion
         self.inv_var = 0.0  # sum of 1 / v over the excursion
         self.bucket_ms: int | None = None
+
+    def dump(self) -> list[float | int | None]:
+        return [self.statistic, self.first_alarm_ms, self.weighted, self.inv_var, self.bucket_ms]
 
     def step(
         self, bucket_ms: int, d: float, v: float, *, delta: float, h: float, cap: float
@@ -307,6 +310,62 @@ class Detectors:
                 per_k = into[segment] = [{} for _ in self._ks]
             per_k[j] = _merge((per_k[j], per_query))
         stash.leave()
+
+    # --- the state as a value (group-wide detection's snapshots) -------------------------------
+
+    def dump(self) -> dict[str, Any]:
+        """Everything the detectors have learned, as JSON-able values (floats exact through
+        ``json``), for :meth:`load` into detectors of the same spec. Only between buckets: the
+        open buckets are not included (none is open right after :meth:`close`)."""
+        tracks = []
+        for (segment, relevance, k), track in self._tracks.items():
+            moments = [m.dump() for m in (track.level, track.new_level, track.known, track.new)]
+            tracks.append(
+                [list(segment), relevance, k, track.refs.dump(), *moments, track.vs_control.dump()]
+            )
+        series = [
+            [detector, relevance, list(segment), k, *s.dump()]
+            for (detector, relevance, segment, k), s in self._series.items()
+        ]
+        controls = [
+            [relevance, k, sorted(list(seg) for seg in seen)]
+            for (relevance, k), seen in self._controls_seen.items()
+        ]
+        closed = {r: stash.closed for r, stash in self._stash.items()}
+        return {"tracks": tracks, "series": series, "controls": controls, "closed": closed}
+
+    def load(self, state: Mapping[str, Any]) -> None:
+        """The state :meth:`dump` gave (raises ``ValueError`` if it is not one: nothing is
+        changed then)."""
+        try:
+            tracks: dict[tuple[Segment, str, int], _Track] = {}
+            for seg, relevance, k, refs, *moments in state["tracks"]:
+                track = _Track(self.spec)
+                track.refs.load(refs)
+                for m, values in zip(
+                    (track.level, track.new_level, track.known, track.new, track.vs_control),
+                    moments,
+                    strict=True,
+                ):
+                    m.load(values)
+                tracks[tuple(seg), str(relevance), int(k)] = track
+            series: dict[tuple[str, str, Segment, int], _Series] = {}
+            for detector, relevance, seg, k, stat, first, weighted, inv_var, b in state["series"]:
+                one = _Series()
+                one.statistic, one.weighted, one.inv_var = stat, weighted, inv_var
+                one.first_alarm_ms, one.bucket_ms = first, b
+                series[str(detector), str(relevance), tuple(seg), int(k)] = one
+            controls = {
+                (str(relevance), int(k)): {tuple(seg) for seg in segs}
+                for relevance, k, segs in state["controls"]
+            }
+            closed = {str(r): None if c is None else int(c) for r, c in state["closed"].items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a detectors' state: {exc!r}") from exc
+        self._tracks, self._series, self._controls_seen = tracks, series, controls
+        for relevance, stash in self._stash.items():
+            stash.clear()
+            stash.closed = closed.get(relevance)
 
     # --- per bucket ---------------------------------------------------------------------------
 

@@ -16,22 +16,36 @@ partition that never reports holds it for good (see the README).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
+from dataclasses import astuple
+from typing import Any
 
 from streameval.detect.detectors import Detectors
 from streameval.detect.persisted import (
+    SNAPSHOT_SLOTS,
     BadRecord,
+    Chunk,
     DetectorBucket,
     Progress,
+    assemble,
+    decode_chunk,
     decode_detector_bucket,
     decode_progress,
+    encode_snapshot,
 )
 from streameval.scored import IMPLICIT, JUDGED
 
+_LOG = logging.getLogger(__name__)
+
 #: the record kinds of the detectors in the state topic (the last field of the key)
 PROGRESS = "progress"
+SNAPSHOT = "snapshot"
 BUCKET_KINDS = (JUDGED, IMPLICIT)
-KINDS = (*BUCKET_KINDS, PROGRESS)
+KINDS = (*BUCKET_KINDS, PROGRESS, SNAPSHOT)
+#: a snapshot of the detectors is written each time the group frontier enters a new period of
+#: this much event time (by the instance that reads the group's first partition)
+SNAPSHOT_EVERY_MS = 300_000
 
 
 class DetectorTable:
@@ -44,9 +58,13 @@ class DetectorTable:
             r: {} for r in BUCKET_KINDS
         }
         self._progress: dict[str, Progress] = {}
+        #: slot -> chunk index -> chunk
+        self._chunks: dict[str, dict[int, Chunk]] = {}
 
     def apply(self, source: str, start: int, kind: str, value: bytes | None) -> str | None:
         """One record (``value`` None: a tombstone); returns why it is invalid, else None."""
+        if kind == SNAPSHOT:
+            return self._apply_chunk(source, start, value)
         if kind == PROGRESS:
             if value is None:
                 self._progress.pop(source, None)
@@ -64,6 +82,32 @@ class DetectorTable:
             return data.reason
         self.put(source, kind, start, data)
         return None
+
+    def _apply_chunk(self, slot: str, index: int, value: bytes | None) -> str | None:
+        if slot not in SNAPSHOT_SLOTS:
+            return f"a snapshot slot {slot!r}"
+        chunks = self._chunks.setdefault(slot, {})
+        if value is None:
+            chunks.pop(index, None)
+            return None
+        chunk = decode_chunk(value)
+        if isinstance(chunk, BadRecord):
+            chunks.pop(index, None)  # the slot's snapshot is not whole any more
+            return chunk.reason
+        chunks[index] = chunk
+        return None
+
+    def chunk_positions(self, slot: str) -> list[int]:
+        return sorted(self._chunks.get(slot, {}))
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        """The whole snapshots held (at most one per slot)."""
+        out = []
+        for slot in SNAPSHOT_SLOTS:
+            body = assemble(self._chunks.get(slot, {}))
+            if body is not None:
+                out.append(body)
+        return out
 
     def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
@@ -119,6 +163,10 @@ class GroupFeed:
     def __init__(self, detectors: Detectors, table: DetectorTable, *, history_ms: int) -> None:
         self._detectors = detectors
         self._table = table
+        #: what a snapshot must have been taken with to be restored here
+        self._fingerprint = repr(astuple(detectors.spec))
+        #: the period (:data:`SNAPSHOT_EVERY_MS`) of the last snapshot taken or restored
+        self._snapshot_period: int | None = None
         #: on the first step, how far before the frontier to start (what the state topic keeps)
         self._history_ms = history_ms
         self._sources: frozenset[str] = frozenset()
@@ -158,3 +206,54 @@ class GroupFeed:
             self._detectors.close(relevance, point)
             self._fed[relevance] = point
         return n
+
+    # --- snapshots ----------------------------------------------------------------------------
+
+    def _period(self) -> int | None:
+        return max(self._fed.values()) // SNAPSHOT_EVERY_MS if self._fed else None
+
+    def snapshot(self) -> tuple[str, list[bytes]] | None:
+        """When the frontier has entered a new period since the last snapshot: (slot, chunk
+        values) of the detectors' state as of now (between buckets); else None."""
+        period = self._period()
+        if period is None or period == self._snapshot_period:
+            return None
+        self._snapshot_period = period
+        body = {
+            "spec": self._fingerprint,
+            "fed": dict(sorted(self._fed.items())),
+            "state": self._detectors.dump(),
+        }
+        return SNAPSHOT_SLOTS[period % 2], encode_snapshot(body)
+
+    def restore(self) -> bool:
+        """Before the first :meth:`step`: load the newest snapshot the table holds, if it was
+        taken with this spec and the buckets since it are still kept (else the detectors start
+        from the buckets kept, and say so). Returns whether one was loaded."""
+        usable = []
+        for body in self._table.snapshots():
+            fed = body.get("fed")
+            if body.get("spec") != self._fingerprint or not isinstance(fed, dict):
+                _LOG.warning("detectors: a snapshot of another configuration is not restored")
+                continue
+            if not all(type(v) is int for v in fed.values()) or not fed:
+                continue
+            if any(
+                (point := self.frontier(r)) is not None and v < point - self._history_ms
+                for r, v in fed.items()
+            ):  # the buckets since it are no longer all kept
+                _LOG.warning("detectors: the snapshot as of %s is too old to restore", fed)
+                continue
+            usable.append((max(fed.values()), fed, body))
+        if not usable:
+            return False
+        _, fed, body = max(usable, key=lambda u: u[0])
+        try:
+            self._detectors.load(body["state"])
+        except ValueError as exc:
+            _LOG.warning("detectors: the snapshot could not be restored (%s)", exc)
+            return False
+        self._fed = dict(fed)
+        self._snapshot_period = self._period()
+        _LOG.info("detectors: restored the group's state as of %s", fed)
+        return True

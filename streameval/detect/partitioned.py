@@ -45,6 +45,11 @@ class PartitionCollector:
 
     # --- the assignment -----------------------------------------------------------------------
 
+    @property
+    def sources(self) -> frozenset[str]:
+        """The source partitions read here."""
+        return frozenset(self._stash)
+
     def assign(self, source: str, progress: Progress | None) -> None:
         """``source`` is read here from now on; its detector buckets before ``progress`` are in
         the state topic already (lists of them, re-read, are ignored)."""

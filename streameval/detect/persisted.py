@@ -8,6 +8,9 @@ Two kinds of record, beside the windows' buckets (:mod:`streameval.windows.persi
 * a **progress** record, one per source partition: the bucket starts before which its judged
   and its implicit detector buckets are all written (a bucket with no list is not written; the
   progress says it is complete all the same).
+* a **snapshot** of the detectors' whole state (:meth:`~streameval.detect.Detectors.dump`) at a
+  group frontier, cut into chunks: what a starting instance restores before feeding itself the
+  buckets since, so that it reaches the state of the instances that never stopped.
 
 JSON, floats written with ``repr`` (``json`` does), so a value read back equals the one
 written, to the bit: every instance then merges the same numbers in the same order.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -121,13 +125,67 @@ def _load(value: bytes) -> dict[str, Any] | BadRecord:
     return obj
 
 
-__all__ = [
-    "Agg",
-    "BadRecord",
-    "DetectorBucket",
-    "Progress",
-    "decode_detector_bucket",
-    "decode_progress",
-    "encode_detector_bucket",
-    "encode_progress",
-]
+# --- snapshots of the detectors' state ----------------------------------------------------------
+
+#: the two slots snapshots alternate between (the "partition" field of their keys): a snapshot
+#: half-written when its writer died leaves the other slot's complete one to restore from
+SNAPSHOT_SLOTS = ("~detectors/a", "~detectors/b")
+#: a snapshot is cut into records of at most this many bytes (a broker's default limit is 1 MiB)
+CHUNK_BYTES = 512 * 1024
+
+
+class Chunk(NamedTuple):
+    snapshot_id: str
+    position: int
+    total: int
+    payload: bytes
+
+
+def encode_snapshot(body: Mapping[str, Any]) -> list[bytes]:
+    """A snapshot (JSON-able ``body``) as the values of its chunk records, in order."""
+    data = json.dumps(body, separators=(",", ":")).encode()
+    count = max(1, -(-len(data) // CHUNK_BYTES))
+    snapshot_id = f"{zlib.crc32(data):08x}-{len(data)}"
+    out = []
+    for i in range(count):
+        head = {"v": FORMAT_VERSION, "id": snapshot_id, "i": i, "n": count}
+        part = data[i * CHUNK_BYTES : (i + 1) * CHUNK_BYTES]
+        out.append(json.dumps(head, separators=(",", ":")).encode() + b"\n" + part)
+    return out
+
+
+def decode_chunk(value: bytes) -> Chunk | BadRecord:
+    head, sep, payload = value.partition(b"\n")
+    if not sep:
+        return BadRecord("a snapshot chunk without its header line")
+    obj = _load(head)
+    if isinstance(obj, BadRecord):
+        return obj
+    snapshot_id, index, count = obj.get("id"), obj.get("i"), obj.get("n")
+    if not (isinstance(snapshot_id, str) and type(index) is int and type(count) is int):
+        return BadRecord("a snapshot chunk header without id, i and n")
+    if not 0 <= index < count:
+        return BadRecord("a snapshot chunk index out of range")
+    return Chunk(snapshot_id, index, count, payload)
+
+
+def assemble(chunks: Mapping[int, Chunk]) -> dict[str, Any] | None:
+    """The snapshot the chunks of one slot make, or None when they do not make a whole one
+    (its writer died half-way, or a chunk was unreadable)."""
+    first = chunks.get(0)
+    if first is None:
+        return None
+    parts = []
+    for i in range(first.total):
+        chunk = chunks.get(i)
+        if chunk is None or chunk.snapshot_id != first.snapshot_id or chunk.total != first.total:
+            return None
+        parts.append(chunk.payload)
+    data = b"".join(parts)
+    if f"{zlib.crc32(data):08x}-{len(data)}" != first.snapshot_id:
+        return None
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None

@@ -36,6 +36,18 @@ class EwMoments:
         self.total += total
         self.total_sq += total_sq
 
+    def dump(self) -> list[float | int | None]:
+        return [self.weight, self.total, self.total_sq, self.t_ms]
+
+    def load(self, values: list[float | int | None]) -> None:
+        weight, total, total_sq, t_ms = values
+        self.weight, self.total, self.total_sq = (
+            float(weight or 0),
+            float(total or 0),
+            float(total_sq or 0),
+        )
+        self.t_ms = None if t_ms is None else int(t_ms)
+
     @property
     def mean(self) -> float | None:
         return self.total / self.weight if self.weight > 0.0 else None
@@ -115,6 +127,17 @@ class QueryReferences:
             weight = entry[0] + count
         entry[1] += (total - count * entry[1]) / weight
         entry[0] = weight
+
+    def dump(self) -> list[list[str | float]]:
+        """``[query_id, weight, mean, t_ms]`` per query, oldest insertion first (the order
+        :meth:`_shrink` breaks ties by)."""
+        return [[q, *entry] for q, entry in self._refs.items()]
+
+    def load(self, entries: list[list[str | float]]) -> None:
+        refs: dict[str, list[float]] = {}
+        for q, weight, mean, t_ms in entries:
+            refs[str(q)] = [weight, mean, t_ms]  # type: ignore[list-item]
+        self._refs = refs
 
     def _shrink(self) -> None:
         newest = sorted(self._refs.items(), key=lambda item: item[1][2])[-self._capacity :]

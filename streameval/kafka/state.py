@@ -23,7 +23,7 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
-from streameval.detect.group import KINDS, PROGRESS, DetectorTable
+from streameval.detect.group import KINDS, PROGRESS, SNAPSHOT, DetectorTable
 from streameval.detect.persisted import (
     DetectorBucket,
     Progress,
@@ -285,6 +285,18 @@ class StateTopic:
     def write_progress(self, source: str, progress: Progress) -> None:
         self.table.detection.put_progress(source, progress)
         self._send(detector_key(self._group, source, 0, PROGRESS), encode_progress(progress))
+
+    def write_snapshot(self, slot: str, chunks: list[bytes]) -> None:
+        """A snapshot of the detectors (:meth:`~streameval.detect.group.GroupFeed.snapshot`) into
+        ``slot``, chunk by chunk; the slot's chunks beyond them are tombstoned."""
+        detection = self.table.detection
+        for i, value in enumerate(chunks):
+            detection.apply(slot, i, SNAPSHOT, value)
+            self._send(detector_key(self._group, slot, i, SNAPSHOT), value)
+        for i in detection.chunk_positions(slot):
+            if i >= len(chunks):
+                detection.apply(slot, i, SNAPSHOT, None)
+                self._send(detector_key(self._group, slot, i, SNAPSHOT), None)
 
     def expire(self, sources: Iterable[str], before: int) -> None:
         """Tombstone the buckets of ``sources`` (the windows' and the detectors') that start

@@ -23,6 +23,7 @@ from streameval.detect.persisted import (
     decode_progress,
     encode_detector_bucket,
     encode_progress,
+    encode_snapshot,
 )
 from streameval.kafka.state import StateTable, detector_key, parse_state_key, state_key
 from streameval.pipeline import Pipeline
@@ -109,6 +110,13 @@ class Instance:
 
     def persist(self) -> None:
         self.topic.write(self.collector, self.table)
+        self.poll()
+        if min(PARTITIONS) in self.collector.sources:  # the snapshot writer
+            snapshot = self.feed.snapshot()
+            if snapshot is not None:
+                slot, chunks = snapshot
+                for i, value in enumerate(chunks):
+                    self.topic.log.append((detector_key("g", slot, i, "snapshot"), value))
 
     def poll(self) -> None:
         for key, value in self.topic.log[self.read :]:
@@ -216,7 +224,7 @@ def test_a_restarted_instance_collects_nothing_twice_and_reaches_the_same_state(
     second.persist()
     second.poll()
     # nothing written twice: each (partition, bucket, relevance) once in the log
-    keys = [key for key, _ in topic.log if not key.endswith(b"progress")]
+    keys = [key for key, _ in topic.log if key.endswith((b"judged", b"implicit"))]
     assert len(keys) == len(set(keys))
     assert len(topic.log) > written
     assert second.detectors.rows() == _group([PARTITIONS], seed=9)[0]
@@ -291,3 +299,100 @@ def test_the_state_table_routes_detector_records_and_counts_bad_ones() -> None:
     assert parse_state_key(state_key("g", "t/0", 0)) == ("g", "t/0", 0)
     table.apply(detector_key("g", "t/0", 0, JUDGED), None)  # tombstone
     assert list(table.detection.buckets(JUDGED, 0, B)) == []
+
+
+def test_detectors_dumped_and_loaded_go_on_as_if_never_stopped() -> None:
+    settings = _settings()
+    records = _records()
+    topic = Topic()
+    inst = Instance(settings, PARTITIONS, topic)
+    for i, (source, raw) in enumerate(records):
+        if source == JUDGMENTS:
+            inst.pipeline.offer_judgment(raw, None, source)
+        else:
+            inst.pipeline.offer(raw, source)
+        if i == len(records) // 2:
+            inst.persist()
+            halfway = json.loads(json.dumps(inst.detectors.dump()))  # through JSON, as written
+            fed = dict(inst.feed._fed)
+    inst.pipeline.finish()
+    inst.persist()
+    later = detectors_for(settings)
+    assert later is not None
+    later.load(halfway)
+    rest = GroupFeed(later, inst.table.detection, history_ms=3_600_000)
+    rest.set_sources(PARTITIONS)
+    rest._fed = fed
+    rest.step()
+    assert later.rows() == inst.detectors.rows()
+    with pytest.raises(ValueError):
+        later.load({"tracks": [["not", "a", "track"]], "series": [], "controls": [], "closed": {}})
+    assert later.rows() == inst.detectors.rows()  # unchanged by a failed load
+
+
+def _expire(topic: Topic, before: int) -> None:
+    """What the daemon's tombstones and compaction leave: buckets before ``before`` gone."""
+    kept = []
+    for key, value in topic.log:
+        parsed = key.decode().split("\x1f")
+        if parsed[3] in (JUDGED, IMPLICIT) and int(parsed[2]) < before:
+            continue
+        kept.append((key, value))
+    topic.log = kept
+
+
+def test_a_new_instance_restores_the_snapshot_and_reaches_the_group_state() -> None:
+    """The buckets older than the state topic keeps are gone: a new instance that restores the
+    last snapshot and feeds the buckets since reaches the state of one that never stopped; one
+    that starts from the buckets kept does not."""
+    settings = _settings()
+    topic = Topic()
+    running = Instance(settings, PARTITIONS, topic)
+    rng = random.Random(3)
+    for source, raw in _records():
+        if source == JUDGMENTS:
+            running.pipeline.offer_judgment(raw, None, source)
+        else:
+            running.pipeline.offer(raw, source)
+        if rng.random() < 0.01:
+            running.persist()
+    running.pipeline.finish()
+    running.persist()
+    snapshots = [key for key, _ in topic.log if key.endswith(b"snapshot")]
+    assert snapshots  # one per 5 minutes of event time, at least
+    end = max(running.feed._fed.values())
+    _expire(topic, end - 4 * 60_000)  # the snapshots are at most 5 minutes apart
+    restored = Instance(settings, (), topic)
+    restored.read = 0
+    for key, value in topic.log:
+        restored.table.apply(key, value)
+    restored.read = len(topic.log)
+    assert restored.feed.restore()
+    restored.feed.step()
+    assert restored.detectors.rows() == running.detectors.rows()
+    # without the snapshot: only the buckets kept, another state
+    fresh = Instance(settings, (), Topic())
+    for key, value in topic.log:
+        if not key.endswith(b"snapshot"):
+            fresh.table.apply(key, value)
+    assert not fresh.feed.restore()
+    fresh.feed.step()
+    assert fresh.detectors.rows() != running.detectors.rows()
+
+
+def test_a_half_written_snapshot_is_not_restored() -> None:
+    table = StateTable("g")
+    chunks = encode_snapshot({"spec": "x", "fed": {"judged": 1}, "state": {"big": "y" * 600_000}})
+    assert len(chunks) == 2
+    table.apply(detector_key("g", "~detectors/a", 0, "snapshot"), chunks[0])
+    assert table.detection.snapshots() == []  # its second chunk never came
+    table.apply(detector_key("g", "~detectors/a", 1, "snapshot"), chunks[1])
+    (whole,) = table.detection.snapshots()
+    assert whole["fed"] == {"judged": 1}
+    other = encode_snapshot({"spec": "x", "fed": {"judged": 2}, "state": {}})
+    table.apply(detector_key("g", "~detectors/a", 0, "snapshot"), other[0])  # one chunk now
+    (whole,) = table.detection.snapshots()
+    assert whole["fed"] == {"judged": 2}
+    table.apply(detector_key("g", "~detectors/a", 0, "snapshot"), b'{"v": 1}\nxx')
+    assert table.invalid == 1
+    assert table.detection.snapshots() == []
