@@ -156,6 +156,10 @@ class Pipeline:
         # the horizon of the checkpoints whose buckets were loaded: the windows are exact as of
         # it before the re-read gets there (or when the records it would re-read are gone)
         self._horizon_floor: int | None = None
+        # per restored source: impressions before it get no early judged score (every early
+        # consumer has those buckets already: ``judged_floor``)
+        self._judged_floor: dict[str, int] = {}
+        self._judged_floor_max = -math.inf
 
     def reset(self) -> None:
         """Drop the stream state (open lists, windows, watermark) before re-reading the streams
@@ -430,12 +434,25 @@ class Pipeline:
         topic and is loaded with :meth:`load_bucket`; lists re-read for those buckets are not
         folded again."""
         self._counted[source] = _further(self._counted.get(source), (horizon_ms, next_offset))
+        self._note_judged_floor(source)
         if persisted_before is not None:
             self._persisted_before[source] = persisted_before
             if horizon_ms is not None and (
                 self._horizon_floor is None or horizon_ms < self._horizon_floor
             ):
                 self._horizon_floor = horizon_ms
+
+    def _note_judged_floor(self, source: str) -> None:
+        """The bucket start before which every early consumer already holds the judged scores
+        of ``source`` (its optional ``judged_floor``): the re-read's impressions before it are
+        not scored early only to be ignored. After a restart with the state topic that is
+        nearly every list re-read: they are open lists, and the judged detector buckets were
+        written up to the watermark."""
+        floors = [getattr(c, "judged_floor", _no_floor)(source) for c in self._early]
+        if floors and all(f is not None for f in floors):
+            floor = min(f for f in floors if f is not None)
+            self._judged_floor[source] = floor
+            self._judged_floor_max = max(self._judged_floor_max, floor)
 
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
@@ -472,7 +489,15 @@ class Pipeline:
         cut = watermark - watermark % bucket
         joiner = self._joiner
         score, judgments, early = self._scorer.score_judged, self._judgments, self._early
-        if len(early) == 1:  # the usual case (the detectors): no inner loop per list
+        if cut <= self._judged_floor_max + bucket:  # a re-read: skip what they hold already
+            floors = self._judged_floor
+            for lst in joiner.passed(cut):
+                floor = floors.get(lst.source)
+                if floor is None or lst.timestamp >= floor:
+                    scored = score(lst, judgments)
+                    for consumer in early:
+                        consumer.add_judged(scored)
+        elif len(early) == 1:  # the usual case (the detectors): no inner loop per list
             add_judged = early[0].add_judged
             for lst in joiner.passed(cut):
                 add_judged(score(lst, judgments))
@@ -487,7 +512,7 @@ class Pipeline:
             consumer.advance_judged(cut)
 
     def _fold(self, lst: OpenList) -> None:
-        if self._early and lst.early is None:
+        if self._early and lst.early is None and not self._below_judged_floor(lst):
             # finalized before the watermark completed its bucket (an attribution window
             # shorter than a bucket): its judged score goes out now, still before the bucket
             # closes, and is reused just below
@@ -507,6 +532,10 @@ class Pipeline:
             self._on_scored(scored)
         for consumer in self._consumers:
             consumer.add(scored)
+
+    def _below_judged_floor(self, lst: OpenList) -> bool:
+        floor = self._judged_floor.get(lst.source) if self._judged_floor else None
+        return floor is not None and lst.timestamp < floor
 
     def _evict_over_cap(self) -> None:
         for _ in self._joiner.evict_over_cap():
@@ -602,6 +631,10 @@ class Pipeline:
             interleaving_outcomes=self._interleaving.outcomes_total(),
             interleaving_tests=self._interleaving.tests(),
         )
+
+
+def _no_floor(source: str) -> None:
+    return None
 
 
 def _further(a: tuple[int | None, int] | None, b: tuple[int | None, int]) -> tuple[int | None, int]:

@@ -17,7 +17,7 @@ partition that never reports holds it for good (see the README).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import astuple
 from typing import Any
 
@@ -33,6 +33,7 @@ from streameval.detect.persisted import (
     decode_detector_bucket,
     decode_progress,
     encode_snapshot,
+    whole,
 )
 from streameval.scored import IMPLICIT, JUDGED
 
@@ -60,6 +61,8 @@ class DetectorTable:
         self._progress: dict[str, Progress] = {}
         #: slot -> chunk index -> chunk
         self._chunks: dict[str, dict[int, Chunk]] = {}
+        #: called before a detector bucket is dropped (the feed: it feeds what it may first)
+        self.before_drop: Callable[[], object] | None = None
 
     def apply(self, source: str, start: int, kind: str, value: bytes | None) -> str | None:
         """One record (``value`` None: a tombstone); returns why it is invalid, else None."""
@@ -101,13 +104,29 @@ class DetectorTable:
         return sorted(self._chunks.get(slot, {}))
 
     def snapshots(self) -> list[dict[str, Any]]:
-        """The whole snapshots held (at most one per slot)."""
+        """The whole snapshots held (at most one per slot), newest first, and only those at
+        least as new as every snapshot begun (the buckets before the newest one's point may be
+        gone: an older one is no longer a place to restore from)."""
+        begun = [c.point for chunks in self._chunks.values() for c in chunks.values()]
+        newest = max(begun, default=None)
         out = []
         for slot in SNAPSHOT_SLOTS:
-            body = assemble(self._chunks.get(slot, {}))
-            if body is not None:
-                out.append(body)
+            chunks = self._chunks.get(slot, {})
+            if whole(chunks) and chunks[0].point == newest:
+                body = assemble(chunks)
+                if body is not None:
+                    out.append(body)
         return out
+
+    def snapshot_point(self) -> int | None:
+        """The point of the newest whole snapshot: the detector buckets before it are needed by
+        no one (every instance has fed them; a starting one restores the snapshot)."""
+        points = [
+            chunks[0].point
+            for chunks in self._chunks.values()
+            if whole(chunks)  # (cheap: headers only)
+        ]
+        return max(points, default=None)
 
     def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
@@ -116,6 +135,8 @@ class DetectorTable:
         self._progress[source] = progress
 
     def drop(self, source: str, relevance: str, start: int) -> None:
+        if self.before_drop is not None:
+            self.before_drop()
         parts = self._buckets[relevance].get(start)
         if parts is not None:
             parts.pop(source, None)
@@ -189,7 +210,13 @@ class GroupFeed:
 
     def step(self) -> int:
         """Feed and close every bucket the frontier has completed since the last step; returns
-        how many buckets were closed."""
+        how many buckets were closed.
+
+        From the first step on, the table calls it before it drops a detector bucket (a
+        tombstone read, or written here): buckets are tombstoned once a snapshot past them is
+        written, which comes after the progress records that let the frontier pass them, so a
+        bucket is always fed before it goes, however many records one poll brings."""
+        self._table.before_drop = self.step
         n = 0
         for relevance in self._detectors.spec.relevance:
             point = self.frontier(relevance)
@@ -224,7 +251,7 @@ class GroupFeed:
             "fed": dict(sorted(self._fed.items())),
             "state": self._detectors.dump(),
         }
-        return SNAPSHOT_SLOTS[period % 2], encode_snapshot(body)
+        return SNAPSHOT_SLOTS[period % 2], encode_snapshot(body, min(self._fed.values()))
 
     def restore(self) -> bool:
         """Before the first :meth:`step`: load the newest snapshot the table holds, if it was

@@ -61,6 +61,12 @@ class PartitionCollector:
                 stash.pending = {b: d for b, d in stash.pending.items() if b >= point}
                 stash.leave()
 
+    def judged_floor(self, source: str) -> int | None:
+        """The bucket start before which the judged buckets of ``source`` are in the state
+        topic: the pipeline need not score its lists early (they would be ignored)."""
+        stash = self._stash.get(source, {}).get(JUDGED)
+        return None if stash is None else stash.closed
+
     def forget(self, source: str) -> None:
         """``source`` is no longer read here: what it holds is dropped (its new owner re-reads
         it from the last commit)."""

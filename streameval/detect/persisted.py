@@ -138,17 +138,20 @@ class Chunk(NamedTuple):
     snapshot_id: str
     position: int
     total: int
+    #: the snapshot's point: the oldest of its relevance sources' fed frontiers
+    point: int
     payload: bytes
 
 
-def encode_snapshot(body: Mapping[str, Any]) -> list[bytes]:
-    """A snapshot (JSON-able ``body``) as the values of its chunk records, in order."""
+def encode_snapshot(body: Mapping[str, Any], point: int) -> list[bytes]:
+    """A snapshot (JSON-able ``body``, taken at ``point``) as the values of its chunk records,
+    in order."""
     data = json.dumps(body, separators=(",", ":")).encode()
     count = max(1, -(-len(data) // CHUNK_BYTES))
     snapshot_id = f"{zlib.crc32(data):08x}-{len(data)}"
     out = []
     for i in range(count):
-        head = {"v": FORMAT_VERSION, "id": snapshot_id, "i": i, "n": count}
+        head = {"v": FORMAT_VERSION, "id": snapshot_id, "i": i, "n": count, "at": point}
         part = data[i * CHUNK_BYTES : (i + 1) * CHUNK_BYTES]
         out.append(json.dumps(head, separators=(",", ":")).encode() + b"\n" + part)
     return out
@@ -162,26 +165,35 @@ def decode_chunk(value: bytes) -> Chunk | BadRecord:
     if isinstance(obj, BadRecord):
         return obj
     snapshot_id, index, count = obj.get("id"), obj.get("i"), obj.get("n")
+    point = obj.get("at")
     if not (isinstance(snapshot_id, str) and type(index) is int and type(count) is int):
         return BadRecord("a snapshot chunk header without id, i and n")
+    if type(point) is not int:
+        return BadRecord("a snapshot chunk header without its point")
     if not 0 <= index < count:
         return BadRecord("a snapshot chunk index out of range")
-    return Chunk(snapshot_id, index, count, payload)
+    return Chunk(snapshot_id, index, count, point, payload)
+
+
+def whole(chunks: Mapping[int, Chunk]) -> bool:
+    """The chunks of one slot make one whole snapshot (not one whose writer died half-way)."""
+    first = chunks.get(0)
+    if first is None:
+        return False
+    for i in range(first.total):
+        chunk = chunks.get(i)
+        if chunk is None or chunk.snapshot_id != first.snapshot_id or chunk.total != first.total:
+            return False
+    return True
 
 
 def assemble(chunks: Mapping[int, Chunk]) -> dict[str, Any] | None:
     """The snapshot the chunks of one slot make, or None when they do not make a whole one
     (its writer died half-way, or a chunk was unreadable)."""
-    first = chunks.get(0)
-    if first is None:
+    if not whole(chunks):
         return None
-    parts = []
-    for i in range(first.total):
-        chunk = chunks.get(i)
-        if chunk is None or chunk.snapshot_id != first.snapshot_id or chunk.total != first.total:
-            return None
-        parts.append(chunk.payload)
-    data = b"".join(parts)
+    data = b"".join(chunks[i].payload for i in range(chunks[0].total))
+    first = chunks[0]
     if f"{zlib.crc32(data):08x}-{len(data)}" != first.snapshot_id:
         return None
     try:

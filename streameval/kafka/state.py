@@ -299,14 +299,18 @@ class StateTopic:
                 self._send(detector_key(self._group, slot, i, SNAPSHOT), None)
 
     def expire(self, sources: Iterable[str], before: int) -> None:
-        """Tombstone the buckets of ``sources`` (the windows' and the detectors') that start
-        before ``before``."""
+        """Tombstone the window buckets of ``sources`` that start before ``before``, and their
+        detector buckets before the newest whole snapshot of the detectors (before ``before``
+        while there is none): a start restores that snapshot and needs only the buckets since,
+        so the topic a start reads keeps minutes of detector buckets, not the longest window."""
         detection = self.table.detection
+        snapshot = detection.snapshot_point()
+        detector_before = before if snapshot is None else snapshot
         for source in sources:
             for start in self.table.older(source, before):
                 self.table.drop(source, start)
                 self._send(state_key(self._group, source, start), None)
-            for relevance, start in detection.older(source, before):
+            for relevance, start in detection.older(source, detector_before):
                 detection.drop(source, relevance, start)
                 self._send(detector_key(self._group, source, start, relevance), None)
 

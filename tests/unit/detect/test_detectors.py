@@ -14,6 +14,7 @@ from streameval.pipeline import Pipeline
 from streameval.scored import IMPLICIT, JUDGED, SCORED, ScoredList, SourceScore
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import DetectionRow
+from tests.unit.detect.scenario import regression_log
 
 CONTROL = ("bm25", "control")
 TREATMENT = ("ltr", "treatment")
@@ -161,16 +162,7 @@ def _settings() -> Settings:
 
 
 def _records() -> list[bytes]:
-    sim = SimConfig(
-        rate=40,
-        queries=200,
-        seed=11,
-        duration_ms=12 * 60_000,
-        regression_at_ms=6 * 60_000,
-        regression_size=0.3,
-        max_interaction_delay_ms=40_000,
-    )
-    return [r.raw for r in traffic(sim, 1_700_000_000_000)]
+    return [r.raw for r in regression_log()]
 
 
 def test_first_alarm_does_not_depend_on_when_the_horizon_moves() -> None:
