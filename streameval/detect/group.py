@@ -54,10 +54,13 @@ class DetectorTable:
     and progress out."""
 
     def __init__(self) -> None:
-        #: relevance -> bucket start -> source -> data
-        self._buckets: dict[str, dict[int, dict[str, DetectorBucket]]] = {
+        #: relevance -> bucket start -> source -> data, or its record still encoded (decoded
+        #: when fed: a start reads many buckets only to read their tombstones next)
+        self._buckets: dict[str, dict[int, dict[str, DetectorBucket | bytes]]] = {
             r: {} for r in BUCKET_KINDS
         }
+        #: detector records that could not be decoded when fed (counted by the state table)
+        self.invalid = 0
         self._progress: dict[str, Progress] = {}
         #: slot -> chunk index -> chunk
         self._chunks: dict[str, dict[int, Chunk]] = {}
@@ -80,10 +83,7 @@ class DetectorTable:
         if value is None:
             self.drop(source, kind, start)
             return None
-        data = decode_detector_bucket(value)
-        if isinstance(data, BadRecord):
-            return data.reason
-        self.put(source, kind, start, data)
+        self._buckets[kind].setdefault(start, {})[source] = value
         return None
 
     def _apply_chunk(self, slot: str, index: int, value: bytes | None) -> str | None:
@@ -128,7 +128,7 @@ class DetectorTable:
         ]
         return max(points, default=None)
 
-    def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
+    def put(self, source: str, relevance: str, start: int, data: DetectorBucket | bytes) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
 
     def put_progress(self, source: str, progress: Progress) -> None:
@@ -175,7 +175,26 @@ class DetectorTable:
         by_start = self._buckets[relevance]
         for start in sorted(s for s in by_start if since <= s < before):
             parts = by_start[start]
-            yield start, [(source, parts[source]) for source in sorted(parts)]
+            out = []
+            for source in sorted(parts):
+                data = parts[source]
+                if isinstance(data, bytes):
+                    decoded = decode_detector_bucket(data)
+                    if isinstance(decoded, BadRecord):
+                        self.invalid += 1
+                        _LOG.warning(
+                            "state topic: skipped the %s detector bucket %d of %s (%s); the "
+                            "group's detectors lack that part",
+                            relevance,
+                            start,
+                            source,
+                            decoded.reason,
+                        )
+                        del parts[source]
+                        continue
+                    parts[source] = data = decoded
+                out.append((source, data))
+            yield start, out
 
 
 class GroupFeed:

@@ -97,8 +97,7 @@ class StateTable:
         self._bucket_ms = bucket_ms
         self._buckets: dict[str, dict[int, Bucket]] = {}
         self._bad: set[str] = set()
-        #: records that were not a bucket of ours (``streameval_state_records_invalid_total``)
-        self.invalid = 0
+        self._invalid_here = 0
         #: the detectors' records (group-wide detection, DESIGN §9)
         self.detection = DetectorTable()
 
@@ -135,8 +134,14 @@ class StateTable:
         if buckets is not None:
             buckets.pop(start, None)
 
+    @property
+    def invalid(self) -> int:
+        """Records that were not a bucket of ours (``streameval_state_records_invalid_total``):
+        found when read, or, for a detector bucket (decoded when fed), when fed."""
+        return self._invalid_here + self.detection.invalid
+
     def _invalid(self, source: str | None, reason: str) -> None:
-        self.invalid += 1
+        self._invalid_here += 1
         if source is not None:
             self._bad.add(source)
         _LOG.warning(

@@ -144,6 +144,7 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
     env = consumer_env(consumer)
     a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
     b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    c: DaemonProcess | None = None
     try:
 
         def settled(m: dict[Any, float]) -> bool:
@@ -167,7 +168,14 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
         assert lists_a > 0 and lists_b > 0
         assert a.terminate() == 0
         assert b.terminate() == 0
+        # a new instance of the group restores the detectors' snapshot and feeds the buckets
+        # since (the older ones are tombstoned by then): the same state again, to the bit
+        c = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "c.log")
+        mc = c.wait_for(lambda m: reached(m, expected), what="daemon c to restore", ready=True)
+        assert detection_of(mc) == detection_of(ma)
+        assert "restored the group's state" in (tmp_path / "c.log").read_text()
+        assert c.terminate() == 0
     finally:
-        for d in (a, b):
-            if d.proc.poll() is None:
+        for d in (a, b, c):
+            if d is not None and d.proc.poll() is None:
                 d.kill()

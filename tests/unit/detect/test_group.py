@@ -308,6 +308,9 @@ def test_the_state_table_routes_detector_records_and_counts_bad_ones() -> None:
     table.apply(detector_key("g", "t/1", 0, IMPLICIT), b'{"v": 1, "d": 3}')
     table.apply(detector_key("g", "t/1", 0, "progress"), b'{"v": 1, "judged": "x"}')
     table.apply(b"g\x1ft/1\x1f0\x1fsomething-else", good)
+    assert table.invalid == 2
+    # a detector bucket is decoded when fed (a start reads many only to read their tombstones)
+    assert [parts for _, parts in table.detection.buckets(IMPLICIT, 0, B)] == [[]]
     assert table.invalid == 3
     assert not table.is_bad("t/1")  # the windows' buckets of t/1 are not in doubt
     assert parse_state_key(detector_key("g", "t/0", 0, JUDGED)) is None
