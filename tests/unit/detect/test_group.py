@@ -245,13 +245,18 @@ def test_a_restarted_instance_collects_nothing_twice_and_reaches_the_same_state(
     assert second.detectors.rows() == _group([PARTITIONS], seed=9)[0]
 
 
-def test_the_frontier_waits_for_every_partition() -> None:
-    settings = _settings()
-    det = detectors_for(settings)
+def _fed_table() -> tuple[Detectors, StateTable, GroupFeed]:
+    """Detectors fed by a group feed over an empty state table of the 4 partitions."""
+    det = detectors_for(_settings())
     assert det is not None
     table = StateTable("g")
     feed = GroupFeed(det, table.detection, history_ms=3_600_000)
     feed.set_sources(PARTITIONS)
+    return det, table, feed
+
+
+def test_the_frontier_waits_for_every_partition() -> None:
+    _, table, feed = _fed_table()
     seg = ("ltr", "control")
     for p in PARTITIONS[:3]:
         table.detection.put(p, JUDGED, 0, {(seg, 10): {"q": (1, 0.5, 0.25)}})
@@ -430,12 +435,7 @@ def test_a_half_written_snapshot_is_not_restored() -> None:
 def test_a_bucket_is_fed_before_its_tombstone_is_applied() -> None:
     """One poll may bring a bucket, the progress past it, and its tombstone: the feed feeds it
     before the table drops it."""
-    settings = _settings()
-    det = detectors_for(settings)
-    assert det is not None
-    table = StateTable("g")
-    feed = GroupFeed(det, table.detection, history_ms=3_600_000)
-    feed.set_sources(PARTITIONS)
+    det, table, feed = _fed_table()
     feed.step()  # nothing yet
     seg = ("ltr", "control")
     value = encode_detector_bucket({(seg, 10): {"q": (2, 1.0, 0.5)}})
