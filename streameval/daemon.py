@@ -342,8 +342,11 @@ class Daemon:
         state = self._state
         if state is not None:
             state.read_to_end()  # what the previous owners wrote before they let go
-            if self._feed is not None:  # partitions may have been added
-                self._feed.set_sources(state.partitions(self._settings.kafka.topics))
+            feed = self._feed
+            assigned = {source_of(tp.topic, tp.partition) for tp in assignment}
+            if feed is not None and not assigned <= feed.sources:
+                # partitions were added: the group's are asked again (an admin request)
+                feed.set_sources(state.partitions(self._settings.kafka.topics))
         checkpoints = stream.checkpoints(assignment)
         committed = stream.committed_offsets(assignment)
         rewound = stream.rewind(assignment)

@@ -79,7 +79,9 @@ class PartitionCollector:
     def add(self, scored: ScoredList) -> None:
         if IMPLICIT not in self._relevance:
             return
-        source = next(s for s in scored.sources if s.relevance == IMPLICIT)
+        source = scored.sources[0]  # ListScorer's order: implicit, judged
+        if source.relevance != IMPLICIT:
+            source = next(s for s in scored.sources if s.relevance == IMPLICIT)
         self._of(scored.source)[IMPLICIT].add(
             scored.timestamp, scored.segment, scored.query_id, source.ndcg
         )
