@@ -76,6 +76,9 @@ def test_the_daemon_pages_at_the_bucket_replay_says(
             lambda m: reached(m, expected), what="the daemon to reach replay's horizon", ready=True
         )
         assert_detection_matches(metrics, want)
+        # assigned once: kafka-python's first join no longer sees empty metadata and rejoins
+        log = (tmp_path / "daemon.log").read_text()
+        assert log.count("rebuilding state") == 1, log
         assert daemon.terminate() == 0
     finally:
         if daemon.proc.poll() is None:

@@ -48,7 +48,6 @@ from tests.integration.daemon_support import (
     free_port,
     make_log,
     produce,
-    replay_json,
     samples,
     sentinels,
     value,
@@ -488,7 +487,12 @@ def test_sigkill_at_random_points_while_traffic_arrives_changes_no_window(
 
     producer = threading.Thread(target=arrive, daemon=True)
     producer.start()
-    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    # The slices arrive while the daemons read, so a partition caught up with its end (idle: it
+    # does not hold the watermark back) gets its next records after the others moved on; with
+    # the default lateness those are late, and counted so, however the kills fall (measured:
+    # 99 impressions in one run). The allowed lateness (15m, for the daemons and replay alike)
+    # covers that, as in the other tests whose traffic arrives while partitions are read.
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port()) | LATENESS
     kills = []
     for run in range(3):
         daemon = DaemonProcess(env, tmp_path / f"daemon-{run}.log")
@@ -507,7 +511,7 @@ def test_sigkill_at_random_points_while_traffic_arrives_changes_no_window(
     rest = Log()
     sentinels(rest, T0 + 60 * 60_000)
     produce(kafka_bootstrap, topics, rest)
-    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path))
+    expected = _replay(dump_partitions(kafka_bootstrap, topics, tmp_path), LATENESS)
     horizon_s = expected["horizon_ms"] / 1000
     daemon = DaemonProcess(env, tmp_path / "daemon-last.log")
     try:
