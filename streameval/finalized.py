@@ -47,6 +47,11 @@ class JudgedEarlyConsumer(ListConsumer, Protocol):
     :meth:`reset`: the stream is about to be re-read from the last commit (a rebalance): what the
     consumer holds for buckets it has not closed will be handed to it again.
 
+    Optional: ``judged_floor(source)``, the bucket start before which the consumer already
+    holds the judged scores of ``source`` (None: it holds none). Asked when a source is restored
+    for a re-read; when every early consumer has a floor, the pipeline does not score early the
+    lists of that source before it (they would be ignored), only at finalization.
+
     Optional: a consumer with ``takes_judged = False`` (e.g. detectors that watch implicit
     relevance only) is still reset, but gets no judged score early: the pipeline then neither
     keeps the lists for it nor scores them before finalization.

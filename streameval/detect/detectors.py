@@ -262,20 +262,15 @@ class Detectors:
 
     def advance(self, horizon_ms: int) -> None:
         """The evaluation horizon: every implicit score before it has been added."""
-        if self._implicit is not None:
-            for b, data in self._implicit.take(horizon_ms):
-                self._close_bucket(IMPLICIT, b, data)
+        self.close(IMPLICIT, horizon_ms)
 
     def advance_judged(self, watermark_ms: int) -> None:
         """The watermark: every judged score of an impression before it has been added."""
-        if self._judged is not None:
-            for b, data in self._judged.take(watermark_ms):
-                self._close_bucket(JUDGED, b, data)
+        self.close(JUDGED, watermark_ms)
 
     def close(self, relevance: str, point_ms: int) -> None:
-        """Every bucket of ``relevance`` before ``point_ms`` has been handed over (with
-        :meth:`ingest`): close them, in order (:meth:`advance` / :meth:`advance_judged` for
-        ``relevance``)."""
+        """Every bucket of ``relevance`` before ``point_ms`` has been handed over (lists, or
+        :meth:`ingest`): close them, in order."""
         stash = self._stash.get(relevance)
         if stash is not None:
             for b, data in stash.take(point_ms):

@@ -128,7 +128,7 @@ class DetectorTable:
         ]
         return max(points, default=None)
 
-    def put(self, source: str, relevance: str, start: int, data: DetectorBucket | bytes) -> None:
+    def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
 
     def put_progress(self, source: str, progress: Progress) -> None:
