@@ -20,11 +20,15 @@ Steps (the broker is ``KAFKA_BOOTSTRAP_SERVERS``, else one started for the run, 
    commits for a few seconds with nothing arriving, and is SIGKILLed. Its window gauges are kept,
    and the committed backlog: Σ (log end − committed offset) over the stream partitions, in
    records and in event time (Kafka timestamps of the committed record and of the last one).
-3. One restart per group, in the same order. Before each, the dead member's session
+3. ``--repeats`` restarts per group (default 3; 1 with ``--quick``), the groups in turn; each
+   restarted daemon is SIGKILLed again at its 200, and with nothing arriving its commits leave
+   the same backlog, so every restart of a group re-reads the same records. The rows take each
+   group's median restart (single restarts of one log varied by up to ±15 % here, e.g. 27.0 to
+   39.2 s for nine kafka-python restarts of one log). Before each, the dead member's session
    (``kafka.session_timeout`` = 6 s) is waited out (the group is ``Empty``; by then it always
    is), so the time measured holds no session timeout: it is a clean hand-over (a restart while
    the dead member is still in the group waits up to the session timeout on top). Measured:
-   wall time from spawning the process to the first ``/readyz`` 200 (polled every 50 ms), and,
+   wall time from spawning the process to the first ``/readyz`` 200 (polled every 100 ms), and,
    from the daemon's log, the re-read ("assigned … rebuilding state" to "caught up: ready").
    At the 200 the window gauges must equal the killed daemon's (else the benchmark fails).
 4. The design rate (4,000 records/s per instance) over the same event time would hold
@@ -182,8 +186,14 @@ def wait_empty(bootstrap: str, group: str, timeout_s: float = 60) -> float:
     raise RuntimeError(f"group {group} still has members after {timeout_s} s")
 
 
+#: how often /readyz is asked: each request is a thread in the daemon, and at 50 ms the
+#: requests took ~2.6 % of a restart's samples (py-spy); 100 ms halves that for ≤ 0.1 s of
+#: resolution (a Kubernetes readiness probe asks every few seconds)
+READY_POLL_S = 0.1
+
+
 def wait_ready(daemon: Daemon, timeout_s: float = 600) -> float:
-    """Poll /readyz every 50 ms; the wall clock (time.time) of the first 200."""
+    """Poll /readyz every :data:`READY_POLL_S`; the wall clock (time.time) of the first 200."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         answer = daemon.get("/readyz")
@@ -191,7 +201,7 @@ def wait_ready(daemon: Daemon, timeout_s: float = 600) -> float:
             return time.time()
         if daemon.proc.poll() is not None:
             raise RuntimeError(f"the daemon exited with {daemon.proc.returncode}: {daemon.tail()}")
-        time.sleep(0.05)
+        time.sleep(READY_POLL_S)
     raise RuntimeError(f"the daemon was not ready in {timeout_s} s: {daemon.tail()}")
 
 
@@ -258,7 +268,11 @@ class Group:
 
     def restart(self) -> Restart:
         waited = wait_empty(self.bootstrap, self.name)
+        # what this restart re-reads (the first time: what the first daemon left; then what the
+        # last restart's commits left, the same when nothing arrived in between)
         backlog = self.backlog
+        if self.runs > 1:
+            backlog = backlog_of(self.bootstrap, self.topics, self.name)
         spawned = time.time()
         daemon = self._spawn()
         try:
@@ -288,7 +302,14 @@ class Group:
 
 
 def run(
-    bootstrap: str, n: int, rate: float, seed: int, workdir: Path, *, tail_min: float
+    bootstrap: str,
+    n: int,
+    rate: float,
+    seed: int,
+    workdir: Path,
+    *,
+    tail_min: float,
+    repeats: int = 1,
 ) -> dict[str, Any]:
     topics = Topics.fresh()
     topics.create(bootstrap)
@@ -321,13 +342,16 @@ def run(
         ]
         for group in groups:
             group.first(n)
-        restarts = [group.restart() for group in groups]
+        # the same restart again and again, the groups in turn: nothing arrives, so each one
+        # re-reads the same backlog (its commit again trails the log end by the same event time)
+        restarts = [group.restart() for _ in range(repeats) for group in groups]
         return {
             "records": n,
             "rate": rate,
             "tail_records": tail,
             "sent": sent,
             "session_timeout": SESSION_TIMEOUT,
+            "repeats": repeats,
             "restarts": [asdict(r) for r in restarts],
         }
     finally:
@@ -377,6 +401,13 @@ def against_off(
     )
 
 
+def _median_of(r: dict[str, Any]) -> str:
+    walls = r.get("walls", [r["wall_s"]])
+    if len(walls) == 1:
+        return "one restart per group"
+    return f"the median of {len(walls)} restarts per group (state on: {walls} s)"
+
+
 def restart_row(name: str, on_s: float, off_s: float, note: str) -> Result:
     """A ``restart`` row: seconds to /readyz 200 with the state topic, against without it."""
     target = Target(RESTART_TARGET_S, at_most=True, on="measured")
@@ -394,7 +425,8 @@ def measured_row(
         on["wall_s"],
         design_seconds(off, rate),
         f"{client}, MEASURED at the design rate: the log ends with {data['tail_records']:,}"
-        f" records at {DESIGN_RATE:,}/s; state on: spawn → /readyz 200 in {on['wall_s']:.1f} s, "
+        f" records at {DESIGN_RATE:,}/s; {_median_of(on)}; state on: spawn → /readyz 200 in "
+        f"{on['wall_s']:.1f} s, "
         f"re-reading {on['backlog']['records']:,} records ({on['backlog']['span_s'] / 60:.2f} "
         f"min of event time) in {on['reread_s']:.1f} s ({on_rate:,.0f}/s), fixed part "
         f"{on['wall_s'] - on['reread_s']:.1f} s ({on['state_records']} state records read by "
@@ -408,9 +440,20 @@ def measured_row(
     )
 
 
+def median_restart(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The restart whose wall time is the median (the lower middle one of an even count), with
+    every run's wall time beside it (``walls``)."""
+    ordered = sorted(runs, key=lambda r: r["wall_s"])
+    middle = ordered[(len(ordered) - 1) // 2]
+    return {**middle, "walls": [round(r["wall_s"], 1) for r in runs]}
+
+
 def results(data: dict[str, Any]) -> list[Result]:
     rows: list[Result] = []
-    by = {(r["consumer"], r["state"]): r for r in data["restarts"]}
+    grouped: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+    for r in data["restarts"]:
+        grouped.setdefault((r["consumer"], r["state"]), []).append(r)
+    by = {key: median_restart(runs) for key, runs in grouped.items()}
     for client in dict.fromkeys(r["consumer"] for r in data["restarts"]):
         on, off = by[(client, True)], by[(client, False)]
         rate = off["backlog"]["records"] / off["reread_s"]
@@ -476,7 +519,7 @@ def results(data: dict[str, Any]) -> list[Result]:
 
 
 def main() -> int:
-    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "", repeats=1)
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "", repeats=3)
     parser.add_argument("--records", type=int, default=None, help="simulated records produced")
     parser.add_argument("--rate", type=float, default=None, help="impressions per event second")
     parser.add_argument("--seed", type=int, default=7)
@@ -497,7 +540,15 @@ def main() -> int:
     with broker() as bootstrap, tempfile.TemporaryDirectory() as tmp:
         print(f"broker {bootstrap}")
         try:
-            data = run(bootstrap, n, rate, args.seed, Path(tmp), tail_min=tail_min)
+            data = run(
+                bootstrap,
+                n,
+                rate,
+                args.seed,
+                Path(tmp),
+                tail_min=tail_min,
+                repeats=1 if args.quick else args.repeats,
+            )
         finally:
             if args.keep_logs is not None:
                 args.keep_logs.mkdir(parents=True, exist_ok=True)
