@@ -10,26 +10,39 @@ An id is kept until the watermark is ``keep_ms`` (two attribution windows) past 
 impression-time order whatever the order the ids were closed in, and at most ``cap`` ids
 (``max_open_lists``) at once: beyond, the oldest impression is forgotten first and counted in
 :attr:`ClosedIds.dropped`. A forgotten id's click read in time waits, and is counted unmatched.
-Ids are held as their 64-bit hashes (~190 B each with the heap entry).
+Ids are held as their 64-bit hashes (~190 B each with the order's entry).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 
-#: stale heap entries (an id closed again while still kept) tolerated beyond 2 × the live ones
+#: stale entries (an id closed again while still kept) tolerated beyond 2 × the live ones
 _SLACK = 64
 
 
 class ClosedIds:
-    __slots__ = ("_cap", "_heap", "_keep_ms", "_ts", "dropped")
+    """The kept ids, and their entries in impression-time order.
+
+    Lists close oldest first (finalization and eviction both take the open list with the
+    earliest deadline), so nearly every entry arrives in order and goes to the end of a queue:
+    O(1) to add and to forget, where a heap paid O(log n) tuple comparisons for each (~4 % of a
+    replay in a profile). An entry that arrives out of order (an impression accepted after a
+    newer list was evicted over the cap) goes to a small heap. The two together are always
+    taken in ``(impression time, hash)`` order, the order a single heap of every entry gives.
+    """
+
+    __slots__ = ("_cap", "_heap", "_keep_ms", "_queue", "_ts", "dropped")
 
     def __init__(self, keep_ms: int, cap: int) -> None:
         self._keep_ms = keep_ms
         self._cap = cap
         self._ts: dict[int, int] = {}  # hash of the request id -> its impression time
-        self._heap: list[tuple[int, int]] = []  # (impression time, hash), with stale entries
+        # (impression time, hash) entries, with stale ones: in order, and the few out of it
+        self._queue: deque[tuple[int, int]] = deque()
+        self._heap: list[tuple[int, int]] = []
         #: ids forgotten before their time, over the cap
         self.dropped = 0
 
@@ -39,28 +52,48 @@ class ClosedIds:
     def __len__(self) -> int:
         return len(self._ts)
 
+    @property
+    def entries(self) -> int:
+        """Entries held, stale ones included (bounded: see :meth:`add`)."""
+        return len(self._queue) + len(self._heap)
+
     def add(self, request_id: str, ts: int) -> None:
         h = hash(request_id)
         kept = self._ts
         kept[h] = ts
-        heap = self._heap
-        heapq.heappush(heap, (ts, h))
+        entry = (ts, h)
+        queue = self._queue
+        if not queue or entry >= queue[-1]:
+            queue.append(entry)
+        else:
+            heapq.heappush(self._heap, entry)
         if len(kept) > self._cap:
             while len(kept) > self._cap:
-                old_ts, old = heapq.heappop(heap)
+                old_ts, old = self._pop_oldest()
                 if kept.get(old) == old_ts:
                     del kept[old]
                     self.dropped += 1
-        elif len(heap) > 2 * len(kept) + _SLACK:
+        elif len(queue) + len(self._heap) > 2 * len(kept) + _SLACK:
             # the same ids closed again and again (a request id re-used): drop the stale entries
-            self._heap = [(t, k) for k, t in kept.items()]
-            heapq.heapify(self._heap)
+            self._queue = deque(sorted((t, k) for k, t in kept.items()))
+            self._heap = []
+
+    def _pop_oldest(self) -> tuple[int, int]:
+        heap, queue = self._heap, self._queue
+        if heap and (not queue or heap[0] < queue[0]):
+            return heapq.heappop(heap)
+        return queue.popleft()
 
     def forget(self, watermark: int) -> None:
         """Forget every id whose impression is more than ``keep_ms`` behind ``watermark``."""
         before = watermark - self._keep_ms
-        heap = self._heap
         kept = self._ts
+        queue = self._queue
+        while queue and queue[0][0] < before:
+            ts, h = queue.popleft()
+            if kept.get(h) == ts:
+                del kept[h]
+        heap = self._heap
         while heap and heap[0][0] < before:
             ts, h = heapq.heappop(heap)
             if kept.get(h) == ts:
@@ -68,5 +101,7 @@ class ClosedIds:
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`forget` has work; infinity when none."""
-        heap = self._heap
-        return heap[0][0] + self._keep_ms + 1 if heap else math.inf
+        first: float = self._queue[0][0] if self._queue else math.inf
+        if self._heap and self._heap[0][0] < first:
+            first = self._heap[0][0]
+        return first + self._keep_ms + 1

@@ -4,7 +4,11 @@ grow them beyond their caps."""
 
 from __future__ import annotations
 
+import heapq
 import math
+import random
+
+import pytest
 
 from streameval.events.models import Click
 from streameval.join import JudgmentIds
@@ -47,11 +51,65 @@ def test_closing_the_same_ids_again_and_again_does_not_grow_the_heap() -> None:
     for i in range(30_000):
         closed.add(f"r{i % 3}", i)  # a re-used request id closed at every impression time
     assert len(closed) == 3
-    assert len(closed._heap) <= 2 * 3 + 64  # stale entries compacted away
+    assert closed.entries <= 2 * 3 + 64  # stale entries compacted away
     # their last impressions are at 29 997, 29 998, 29 999 ms: all before 30 000, forgotten once
     # the watermark is 2A past 30 000
     closed.forget(30_000 + 2 * A)
     assert len(closed) == 0
+
+
+class _HeapClosedIds:
+    """The reference: every entry in one heap, the order ``ClosedIds`` must keep (written
+    apart from it, as the module's first version was)."""
+
+    def __init__(self, keep_ms: int, cap: int) -> None:
+        self.keep_ms, self.cap = keep_ms, cap
+        self.ts: dict[str, int] = {}
+        self.heap: list[tuple[int, int, str]] = []
+        self.dropped = 0
+
+    def add(self, rid: str, ts: int) -> None:
+        self.ts[rid] = ts
+        heapq.heappush(self.heap, (ts, hash(rid), rid))
+        while len(self.ts) > self.cap:
+            old_ts, _, old = heapq.heappop(self.heap)
+            if self.ts.get(old) == old_ts:
+                del self.ts[old]
+                self.dropped += 1
+
+    def forget(self, watermark: int) -> None:
+        while self.heap and self.heap[0][0] < watermark - self.keep_ms:
+            ts, _, rid = heapq.heappop(self.heap)
+            if self.ts.get(rid) == ts:
+                del self.ts[rid]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_closed_ids_forget_and_drop_exactly_as_one_heap_of_every_entry_would(seed: int) -> None:
+    """Mostly in order (as lists close), some out of order (eviction), re-used ids, ties of
+    impression time, a cap small enough to bite: the same ids kept, dropped and due."""
+    rng = random.Random(seed)
+    closed, model = ClosedIds(2 * A, cap=40), _HeapClosedIds(2 * A, cap=40)
+    ts = watermark = 0
+    for _ in range(3_000):
+        roll = rng.random()
+        if roll < 0.7:
+            ts += rng.choice((0, 0, 1, 250, 1_000))  # ties included
+            at = ts if rng.random() < 0.9 else ts - rng.randrange(1, 20_000)
+            rid = f"r{rng.randrange(400)}"  # ids come back
+            closed.add(rid, at)
+            model.add(rid, at)
+        else:
+            watermark = max(watermark, ts + rng.randrange(-A, 3 * A))
+            closed.forget(watermark)
+            model.forget(watermark)
+        assert len(closed) == len(model.ts)
+        assert closed.dropped == model.dropped
+        assert [f"r{i}" in closed for i in range(400)] == [f"r{i}" in model.ts for i in range(400)]
+        if closed.next_due() != math.inf:
+            # due no later than the oldest live id's time (stale entries may make it earlier)
+            oldest = min(model.ts.values(), default=None)
+            assert oldest is None or closed.next_due() <= oldest + 2 * A + 1
 
 
 def test_each_waiting_click_expires_at_its_own_time() -> None:
