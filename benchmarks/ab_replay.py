@@ -1,0 +1,137 @@
+"""replay A/B: ``streameval replay`` end to end, this checkout against another revision,
+alternating, in one run.
+
+    .venv/bin/python benchmarks/ab_replay.py --base REV [--events 400000] [--repeats 5]
+        [--json FILE]
+
+The project's rule for a capability on the hot path: ``replay`` keeps at least 0.9x its events/s
+*before the change*, measured A/B in one run. ``bench_replay.py`` compares the pipeline with
+and without a consumer in the same code; this compares the command a user runs, as shipped at
+two revisions. ``--base`` is checked out in a temporary git worktree (removed at the end); both
+arms run ``python -m streameval.cli replay --output json --no-progress LOG`` in a process of
+their own, with this interpreter and its packages, on one simulated log (this checkout's
+simulator, ``sim_lines``: the judgments of the start, then impressions, clicks, dwell and
+purchases, 1 % noise records), base and head in turn, ``--repeats`` times each. Timed: each
+child's CPU time (user + system, ``RUSAGE_CHILDREN``: steady when the machine is shared), wall
+time beside it; both include the interpreter's start and imports (~0.3 s, the same for both).
+Checked: both arms account for the same records (the JSON output's ``intake``).
+
+Row ``replay.ab``: head's events/s over base's (medians of CPU time); target >= 0.9.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import Result, Target, benchmark_parser, sim_lines, write_json
+
+REPO = Path(__file__).resolve().parent.parent
+TARGET = 0.9
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def replay_once(tree: Path, log: Path) -> tuple[float, float, dict[str, Any]]:
+    """(CPU seconds, wall seconds, the JSON output) of one ``streameval replay`` of ``log``
+    with the code of ``tree``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
+    env["PYTHONPATH"] = str(tree)
+    cpu, wall = _child_cpu(), time.perf_counter()
+    command = [sys.executable, "-m", "streameval.cli", "replay", "--output", "json"]
+    done = subprocess.run(
+        [*command, "--no-progress", str(log)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    wall = time.perf_counter() - wall
+    cpu = _child_cpu() - cpu
+    if done.returncode != 0:
+        raise RuntimeError(f"replay at {tree} failed: {done.stderr.decode()[-2000:]}")
+    return cpu, wall, json.loads(done.stdout)
+
+
+def worktree(rev: str, into: Path) -> Path:
+    path = into / "base"
+    subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(path), rev], check=True
+    )
+    return path
+
+
+def main() -> int:
+    parser = benchmark_parser(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--base", required=True, help="the revision before the change")
+    parser.add_argument("--events", type=int, default=400_000, help="simulated lines")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "log.jsonl"
+        log.write_bytes(b"\n".join(sim_lines(args.events, seed=args.seed, noise_share=0.01)))
+        base = worktree(args.base, Path(tmp))
+        try:
+            arms = {"base": base, "head": REPO}
+            cpu: dict[str, list[float]] = {name: [] for name in arms}
+            wall: dict[str, list[float]] = {name: [] for name in arms}
+            intake: dict[str, Any] = {}
+            for repeat in range(args.repeats):
+                for name, tree in arms.items():
+                    c, w, out = replay_once(tree, log)
+                    cpu[name].append(c)
+                    wall[name].append(w)
+                    intake.setdefault(name, out["intake"])
+                    print(f"{name} {repeat}: cpu {c:.2f} s, wall {w:.2f} s", flush=True)
+        finally:
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
+            )
+    if intake["base"] != intake["head"]:
+        print(f"the arms account differently: {intake}")
+        return 1
+    rate = {name: args.events / statistics.median(cpu[name]) for name in arms}
+    ratio = rate["head"] / rate["base"]
+    for name in arms:
+        print(
+            f"{name}: {rate[name]:,.0f} events/s (median CPU {statistics.median(cpu[name]):.2f} s,"
+            f" wall {statistics.median(wall[name]):.2f} s; CPU {[round(c, 2) for c in cpu[name]]})"
+        )
+    print(f"head / base = {ratio:.3f} (target >= {TARGET:g})")
+    result = Result(
+        "replay.ab",
+        rate["head"],
+        "events/s",
+        baseline=rate["base"],
+        baseline_name=f"replay at {args.base}",
+        target=Target(TARGET),
+        note=f"`streameval replay` end to end on {args.events:,} simulated lines, median CPU time "
+        f"of {args.repeats} alternating runs each; intake equal ({intake['head']['read']:,} read)",
+    )
+    write_json(
+        args.json,
+        {
+            "benchmark": "ab_replay",
+            "base": args.base,
+            "events": args.events,
+            "cpu_seconds": cpu,
+            "wall_seconds": wall,
+            "results": [result.as_dict()],
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
