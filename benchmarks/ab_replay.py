@@ -43,15 +43,17 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def replay_once(tree: Path, log: Path) -> tuple[float, float, dict[str, Any]]:
+def replay_once(
+    tree: Path, log: Path, config: Path | None = None
+) -> tuple[float, float, dict[str, Any]]:
     """(CPU seconds, wall seconds, the JSON output) of one ``streameval replay`` of ``log``
-    with the code of ``tree``."""
+    with the code of ``tree`` (and ``--config config``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
     env["PYTHONPATH"] = str(tree)
     cpu, wall = _child_cpu(), time.perf_counter()
     command = [sys.executable, "-m", "streameval.cli", "replay", "--output", "json"]
     done = subprocess.run(
-        [*command, "--no-progress", str(log)],
+        [*command, "--no-progress", *(["--config", str(config)] if config else []), str(log)],
         cwd=tree,
         env=env,
         capture_output=True,
@@ -77,6 +79,13 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the revision before the change")
     parser.add_argument("--events", type=int, default=400_000, help="simulated lines")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--head-config",
+        type=Path,
+        default=None,
+        help="a TOML configuration for this checkout's arm only (e.g. one that turns a new "
+        "capability off, to split a difference between it and the rest)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.jsonl"
@@ -89,7 +98,7 @@ def main() -> int:
             intake: dict[str, Any] = {}
             for repeat in range(args.repeats):
                 for name, tree in arms.items():
-                    c, w, out = replay_once(tree, log)
+                    c, w, out = replay_once(tree, log, args.head_config if tree == REPO else None)
                     cpu[name].append(c)
                     wall[name].append(w)
                     intake.setdefault(name, out["intake"])
@@ -116,7 +125,9 @@ def main() -> int:
         baseline=rate["base"],
         baseline_name=f"replay at {args.base}",
         target=Target(TARGET),
-        note=f"`streameval replay` end to end on {args.events:,} simulated lines, median CPU time "
+        note=f"`streameval replay` end to end on {args.events:,} simulated lines"
+        + (f" (this checkout with {args.head_config.name})" if args.head_config else "")
+        + ", median CPU time "
         f"of {args.repeats} alternating runs each; intake equal ({intake['head']['read']:,} read)",
     )
     write_json(
