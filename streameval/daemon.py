@@ -30,12 +30,14 @@ from streameval.config import Settings
 from streameval.detect import detectors_for, with_detection
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
+from streameval.detect.persisted import PAIRS
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_source
+from streameval.interleave.detector import PairTests
 from streameval.kafka.checkpoint import Checkpoint
 from streameval.kafka.client import client_config
 from streameval.kafka.dlq import DeadLetterSink
@@ -115,12 +117,20 @@ class Daemon:
         # the regression detectors: one more consumer of finalized lists (DESIGN §9); with the
         # state topic, group-wide: the lists of this instance's partitions are reduced to
         # detector buckets per partition (the collector), written to the state topic, and the
-        # detectors fed the whole group's (the feed, once the state topic is open)
+        # detectors fed the whole group's (the feed, once the state topic is open). The
+        # interleaving tests (DESIGN §10) go the same way: the collector also reduces the
+        # interleaved lists to outcome counts per partition, and the group's feed the tests.
         self._detectors = detectors_for(settings)
         self._collector: PartitionCollector | None = None
         self._feed: GroupFeed | None = None
-        if self._detectors is not None and settings.kafka.state_topic:
-            self._collector = PartitionCollector(self._detectors.spec)
+        self._pair_tests: PairTests | None = None
+        if settings.kafka.state_topic:
+            self._collector = PartitionCollector(
+                None if self._detectors is None else self._detectors.spec,
+                bucket_ms=settings.evaluation.bucket,
+            )
+            il = settings.evaluation.interleaving
+            self._pair_tests = PairTests(il.mixture_scale, il.alpha)
         list_consumer = self._collector or self._detectors
         formats = Formats(settings.input, settings.evaluation.max_record_bytes)
         formats.check()  # a wrong mapping or schema file fails at start
@@ -174,7 +184,10 @@ class Daemon:
         )
 
     def _snapshot(self) -> Snapshot:
-        return with_detection(self._pipeline.snapshot(consumer_lag=self._lag), self._detectors)
+        snapshot = with_detection(self._pipeline.snapshot(consumer_lag=self._lag), self._detectors)
+        if self._pair_tests is not None:  # the group's tests, not this instance's partial ones
+            snapshot = replace(snapshot, interleaving_tests=self._pair_tests.rows())
+        return snapshot
 
     @property
     def ready(self) -> bool:
@@ -231,9 +244,12 @@ class Daemon:
         )
         n = state.read_to_end()
         _LOG.info("read %d state records from %s", n, topic)
-        if self._collector is not None and self._detectors is not None:
+        if self._collector is not None:
             self._feed = GroupFeed(
-                self._detectors, state.table.detection, history_ms=self._longest_ms
+                self._detectors,
+                state.table.detection,
+                history_ms=self._longest_ms,
+                pairs=self._pair_tests,
             )
             self._feed.set_sources(state.partitions(self._settings.kafka.topics))
             self._feed.restore()  # the group's detectors as of their last snapshot
@@ -525,6 +541,9 @@ class Daemon:
         for source, relevance, start, data in collector.ready():
             state.write_detector(source, relevance, start, data)
             written.append((source, relevance, start))
+        for source, start, counts in collector.ready_pairs():
+            state.write_pairs(source, start, counts)
+            written.append((source, PAIRS, start))
         table = state.table.detection
         for source, progress in collector.progress().items():
             if progress != table.progress(source):

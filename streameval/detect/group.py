@@ -1,4 +1,5 @@
-"""Group-wide detection (DESIGN §9): every instance runs the detectors on the group's buckets.
+"""Group-wide detection (DESIGN §9, §10): every instance runs the detectors, and the
+interleaving tests, on the group's buckets.
 
 Each instance writes, per source partition it owns, its detector buckets and a progress record
 to the state topic (:mod:`streameval.detect.partitioned`); every instance reads the whole topic
@@ -23,6 +24,7 @@ from typing import Any
 
 from streameval.detect.detectors import Detectors
 from streameval.detect.persisted import (
+    PAIRS,
     SNAPSHOT_SLOTS,
     BadRecord,
     Chunk,
@@ -35,6 +37,8 @@ from streameval.detect.persisted import (
     encode_snapshot,
     whole,
 )
+from streameval.interleave.detector import PairTests
+from streameval.interleave.partitioned import PairBucket, decode_pair_bucket
 from streameval.scored import IMPLICIT, JUDGED
 
 _LOG = logging.getLogger(__name__)
@@ -42,7 +46,7 @@ _LOG = logging.getLogger(__name__)
 #: the record kinds of the detectors in the state topic (the last field of the key)
 PROGRESS = "progress"
 SNAPSHOT = "snapshot"
-BUCKET_KINDS = (JUDGED, IMPLICIT)
+BUCKET_KINDS = (JUDGED, IMPLICIT, PAIRS)
 KINDS = (*BUCKET_KINDS, PROGRESS, SNAPSHOT)
 #: a snapshot of the detectors is written each time the group frontier enters a new period of
 #: this much event time (by the instance that reads the group's first partition)
@@ -56,9 +60,7 @@ class DetectorTable:
     def __init__(self) -> None:
         #: relevance -> bucket start -> source -> data, or its record still encoded (decoded
         #: when fed: a start reads many buckets only to read their tombstones next)
-        self._buckets: dict[str, dict[int, dict[str, DetectorBucket | bytes]]] = {
-            r: {} for r in BUCKET_KINDS
-        }
+        self._buckets: dict[str, dict[int, dict[str, Any]]] = {r: {} for r in BUCKET_KINDS}
         #: detector records that could not be decoded when fed (counted by the state table)
         self.invalid = 0
         self._progress: dict[str, Progress] = {}
@@ -128,7 +130,9 @@ class DetectorTable:
         ]
         return max(points, default=None)
 
-    def put(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
+    def put(
+        self, source: str, relevance: str, start: int, data: DetectorBucket | PairBucket
+    ) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
 
     def put_progress(self, source: str, progress: Progress) -> None:
@@ -169,9 +173,9 @@ class DetectorTable:
 
     def buckets(
         self, relevance: str, since: int, before: int
-    ) -> Iterator[tuple[int, list[tuple[str, DetectorBucket]]]]:
+    ) -> Iterator[tuple[int, list[tuple[str, Any]]]]:
         """The buckets starting in ``[since, before)``, oldest first, each as its partitions'
-        parts sorted by partition."""
+        parts sorted by partition (``DetectorBucket`` values; ``PairBucket`` for ``pairs``)."""
         by_start = self._buckets[relevance]
         for start in sorted(s for s in by_start if since <= s < before):
             parts = by_start[start]
@@ -179,7 +183,7 @@ class DetectorTable:
             for source in sorted(parts):
                 data = parts[source]
                 if isinstance(data, bytes):
-                    decoded = decode_detector_bucket(data)
+                    decoded = _decode(relevance, data)
                     if isinstance(decoded, BadRecord):
                         self.invalid += 1
                         _LOG.warning(
@@ -197,20 +201,43 @@ class DetectorTable:
             yield start, out
 
 
-class GroupFeed:
-    """Hands the detectors the group's buckets up to the frontier, once each, in order."""
+def _decode(kind: str, value: bytes) -> DetectorBucket | PairBucket | BadRecord:
+    if kind == PAIRS:
+        pairs = decode_pair_bucket(value)
+        return BadRecord(pairs) if isinstance(pairs, str) else pairs
+    return decode_detector_bucket(value)
 
-    def __init__(self, detectors: Detectors, table: DetectorTable, *, history_ms: int) -> None:
+
+class GroupFeed:
+    """Hands the detectors, and the interleaving tests, the group's buckets up to the frontier,
+    once each, in order. Either may be absent (``None``): no detector configured, or no
+    interleaving test fed from the group."""
+
+    def __init__(
+        self,
+        detectors: Detectors | None,
+        table: DetectorTable,
+        *,
+        history_ms: int,
+        pairs: PairTests | None = None,
+    ) -> None:
         self._detectors = detectors
+        self._pairs = pairs
         self._table = table
-        #: what a snapshot must have been taken with to be restored here
-        self._fingerprint = repr(astuple(detectors.spec))
+        #: the kinds of bucket fed: the watched relevance sources, then the pairs' counts
+        self._kinds: tuple[str, ...] = (
+            *(() if detectors is None else detectors.spec.relevance),
+            *(() if pairs is None else (PAIRS,)),
+        )
+        #: what a snapshot must have been taken with to be restored here (per part)
+        self._fingerprint = None if detectors is None else repr(astuple(detectors.spec))
+        self._pairs_fingerprint = None if pairs is None else repr((pairs.scale, pairs.threshold))
         #: the period (:data:`SNAPSHOT_EVERY_MS`) of the last snapshot taken or restored
         self._snapshot_period: int | None = None
         #: on the first step, how far before the frontier to start (what the state topic keeps)
         self._history_ms = history_ms
         self._sources: frozenset[str] = frozenset()
-        #: per relevance: the frontier the detectors were last brought to
+        #: per kind: the frontier it was last brought to
         self._fed: dict[str, int] = {}
 
     @property
@@ -221,11 +248,11 @@ class GroupFeed:
         """Every partition of the group (``topic/partition`` of each topic read)."""
         self._sources = frozenset(sources)
 
-    def frontier(self, relevance: str) -> int | None:
-        """Where the group's buckets of ``relevance`` are complete (None: not known yet)."""
+    def frontier(self, kind: str) -> int | None:
+        """Where the group's buckets of ``kind`` are complete (None: not known yet)."""
         if not self._sources:
             return None
-        return self._table.frontier(relevance, self._sources)
+        return self._table.frontier(kind, self._sources)
 
     def step(self) -> int:
         """Feed and close every bucket the frontier has completed since the last step; returns
@@ -237,21 +264,35 @@ class GroupFeed:
         bucket is always fed before it goes, however many records one poll brings."""
         self._table.before_drop = self.step
         n = 0
-        for relevance in self._detectors.spec.relevance:
-            point = self.frontier(relevance)
+        for kind in self._kinds:
+            point = self.frontier(kind)
             if point is None:
                 continue
-            fed = self._fed.get(relevance)
+            fed = self._fed.get(kind)
             if fed is not None and point <= fed:
                 continue
             since = point - self._history_ms if fed is None else fed
-            for start, parts in self._table.buckets(relevance, since, point):
-                for _, data in parts:
-                    self._detectors.ingest(relevance, start, data)
+            for start, parts in self._table.buckets(kind, since, point):
+                self._feed(kind, start, parts)
                 n += 1
-            self._detectors.close(relevance, point)
-            self._fed[relevance] = point
+            if kind != PAIRS and self._detectors is not None:
+                self._detectors.close(kind, point)
+            self._fed[kind] = point
         return n
+
+    def _feed(self, kind: str, start: int, parts: list[tuple[str, Any]]) -> None:
+        if kind == PAIRS:
+            if self._pairs is not None:  # the partitions' counts summed: integers, any order
+                total: dict[tuple[str, str], list[int]] = {}
+                for _, counts in parts:
+                    for pair, acc in counts.items():
+                        into = total.setdefault(pair, [0, 0, 0, 0])
+                        for i, v in enumerate(acc):
+                            into[i] += v
+                self._pairs.close(start, total.items())
+        elif self._detectors is not None:
+            for _, data in parts:
+                self._detectors.ingest(kind, start, data)
 
     # --- snapshots ----------------------------------------------------------------------------
 
@@ -260,29 +301,39 @@ class GroupFeed:
 
     def snapshot(self) -> tuple[str, list[bytes]] | None:
         """When the frontier has entered a new period since the last snapshot: (slot, chunk
-        values) of the detectors' state as of now (between buckets); else None."""
+        values) of the detectors' and tests' state as of now (between buckets); else None."""
         period = self._period()
         if period is None or period == self._snapshot_period:
             return None
         self._snapshot_period = period
-        body = {
-            "spec": self._fingerprint,
-            "fed": dict(sorted(self._fed.items())),
-            "state": self._detectors.dump(),
-        }
+        body: dict[str, Any] = {"spec": self._fingerprint, "fed": dict(sorted(self._fed.items()))}
+        if self._detectors is not None:
+            body["state"] = self._detectors.dump()
+        if self._pairs is not None:
+            body["pairs_spec"] = self._pairs_fingerprint
+            body["pairs"] = self._pairs.dump()
         return SNAPSHOT_SLOTS[period % 2], encode_snapshot(body, min(self._fed.values()))
 
     def restore(self) -> bool:
         """Before the first :meth:`step`: load the newest snapshot the table holds, if it was
         taken with this spec and the buckets since it are still kept (else the detectors start
-        from the buckets kept, and say so). Returns whether one was loaded."""
+        from the buckets kept, and say so). The interleaving tests are restored from it when it
+        holds them, taken with the same scale and alpha (else they start from the buckets
+        kept). Returns whether one was loaded."""
         usable = []
         for body in self._table.snapshots():
             fed = body.get("fed")
-            if body.get("spec") != self._fingerprint or not isinstance(fed, dict):
+            if not isinstance(fed, dict) or not all(type(v) is int for v in fed.values()):
+                continue
+            if self._detectors is not None and body.get("spec") != self._fingerprint:
                 _LOG.warning("detectors: a snapshot of another configuration is not restored")
                 continue
-            if not all(type(v) is int for v in fed.values()) or not fed:
+            fed = {k: v for k, v in fed.items() if k in self._kinds}
+            if PAIRS in fed and not (
+                body.get("pairs_spec") == self._pairs_fingerprint and "pairs" in body
+            ):
+                del fed[PAIRS]  # the tests start afresh from the buckets kept
+            if not fed:
                 continue
             if any(
                 (point := self.frontier(r)) is not None and v < point - self._history_ms
@@ -295,10 +346,17 @@ class GroupFeed:
             return False
         _, fed, body = max(usable, key=lambda u: u[0])
         try:
-            self._detectors.load(body["state"])
-        except ValueError as exc:
+            if self._detectors is not None and any(k != PAIRS for k in fed):
+                self._detectors.load(body["state"])
+        except (KeyError, ValueError) as exc:
             _LOG.warning("detectors: the snapshot could not be restored (%s)", exc)
             return False
+        if self._pairs is not None and PAIRS in fed:
+            try:
+                self._pairs.load(body["pairs"])
+            except ValueError as exc:  # (the detectors' part stands)
+                _LOG.warning("interleaving tests: not restored from the snapshot (%s)", exc)
+                fed = {k: v for k, v in fed.items() if k != PAIRS}
         self._fed = dict(fed)
         self._snapshot_period = self._period()
         _LOG.info("detectors: restored the group's state as of %s", fed)

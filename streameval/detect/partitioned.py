@@ -11,36 +11,52 @@ commits, and every instance feeds the group's buckets to its detectors
 scores early) like the detectors themselves, fed by the pipeline through the same interface.
 Buckets complete as they do for the detectors (implicit on the horizon, judged on the
 watermark) and wait in :meth:`ready` until :meth:`written` says the state topic has them.
+
+It also reduces interleaved lists to their outcome counts per partition and bucket (kind
+``pairs``, :mod:`streameval.interleave.partitioned`; complete on the horizon), so that the
+interleaving test too runs on the group's lists; with no detector configured it collects only
+those.
 """
 
 from __future__ import annotations
 
 from streameval.detect.detectors import BucketData, Stash
-from streameval.detect.persisted import DetectorBucket, Progress
+from streameval.detect.persisted import PAIRS, DetectorBucket, Progress
 from streameval.detect.spec import DetectionSpec
+from streameval.interleave.partitioned import PairBucket, PairStash
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 
 
 class PartitionCollector:
-    """Detector buckets per source partition, until written (a ``JudgedEarlyConsumer``)."""
+    """Detector buckets per source partition, until written (a ``JudgedEarlyConsumer``).
 
-    def __init__(self, spec: DetectionSpec) -> None:
-        self._spec = spec
-        self._ks = tuple(k for k, _ in spec.k_index)
-        self._positions = tuple(i for _, i in spec.k_index)
-        self._relevance = tuple(spec.relevance)
+    ``spec`` None: no NDCG detector runs; only the interleaving counts are collected."""
+
+    def __init__(self, spec: DetectionSpec | None, *, bucket_ms: int | None = None) -> None:
+        if spec is None and bucket_ms is None:
+            raise ValueError("a collector without detectors needs its bucket_ms")
+        self._bucket_ms = spec.bucket_ms if spec is not None else int(bucket_ms or 0)
+        self._ks = () if spec is None else tuple(k for k, _ in spec.k_index)
+        self._positions = () if spec is None else tuple(i for _, i in spec.k_index)
+        self._relevance = () if spec is None else tuple(spec.relevance)
+        self._implicit = IMPLICIT in self._relevance
         #: source -> relevance -> its open buckets (``closed``: the progress point)
         self._stash: dict[str, dict[str, Stash]] = {}
+        #: source -> its open interleaving buckets
+        self._pairs: dict[str, PairStash] = {}
         #: complete and not yet written: (source, relevance, bucket start) -> data
         self._ready: dict[tuple[str, str, int], BucketData] = {}
+        #: complete and not yet written: (source, bucket start) -> counts per pair
+        self._ready_pairs: dict[tuple[str, int], PairBucket] = {}
         self.takes_judged = JUDGED in self._relevance
 
     def _of(self, source: str) -> dict[str, Stash]:
         stashes = self._stash.get(source)
         if stashes is None:
             stashes = self._stash[source] = {
-                r: Stash(self._spec.bucket_ms, self._positions) for r in self._relevance
+                r: Stash(self._bucket_ms, self._positions) for r in self._relevance
             }
+            self._pairs[source] = PairStash(self._bucket_ms)
         return stashes
 
     # --- the assignment -----------------------------------------------------------------------
@@ -60,6 +76,9 @@ class PartitionCollector:
                 stash.closed = point
                 stash.pending = {b: d for b, d in stash.pending.items() if b >= point}
                 stash.leave()
+        point = None if progress is None else progress.pairs
+        if point is not None:
+            self._pairs[source].close_before(point)
 
     def judged_floor(self, source: str) -> int | None:
         """The bucket start before which the judged buckets of ``source`` are in the state
@@ -71,13 +90,20 @@ class PartitionCollector:
         """``source`` is no longer read here: what it holds is dropped (its new owner re-reads
         it from the last commit)."""
         self._stash.pop(source, None)
+        self._pairs.pop(source, None)
         for key in [key for key in self._ready if key[0] == source]:
             del self._ready[key]
+        for pair_key in [key for key in self._ready_pairs if key[0] == source]:
+            del self._ready_pairs[pair_key]
 
     # --- the consumer protocols ---------------------------------------------------------------
 
     def add(self, scored: ScoredList) -> None:
-        if IMPLICIT not in self._relevance:
+        interleaved = scored.interleaved
+        if interleaved is not None and interleaved.outcomes:
+            self._of(scored.source)
+            self._pairs[scored.source].add(scored.timestamp, interleaved.outcomes)
+        if not self._implicit:
             return
         source = scored.sources[0]  # ListScorer's order: implicit, judged
         if source.relevance != IMPLICIT:
@@ -96,6 +122,9 @@ class PartitionCollector:
 
     def advance(self, horizon_ms: int) -> None:
         self._take(IMPLICIT, horizon_ms)
+        for source, stash in self._pairs.items():
+            for b, counts in stash.take(horizon_ms):
+                self._ready_pairs[source, b] = counts
 
     def advance_judged(self, watermark_ms: int) -> None:
         self._take(JUDGED, watermark_ms)
@@ -112,6 +141,8 @@ class PartitionCollector:
         for stashes in self._stash.values():
             for stash in stashes.values():
                 stash.clear()
+        for pairs in self._pairs.values():
+            pairs.clear()
 
     # --- what to write ------------------------------------------------------------------------
 
@@ -123,6 +154,11 @@ class PartitionCollector:
             out.append((source, relevance, b, self._keyed(data)))
         return out
 
+    def ready_pairs(self) -> list[tuple[str, int, PairBucket]]:
+        """Complete interleaving buckets not yet written, as (source, start, counts), oldest
+        first per source (kept until :meth:`written` names them with the kind ``pairs``)."""
+        return [(source, b, counts) for (source, b), counts in sorted(self._ready_pairs.items())]
+
     def progress(self) -> dict[str, Progress]:
         """Per source read here: the points before which its buckets are complete (written once
         :meth:`ready`'s buckets are)."""
@@ -133,13 +169,17 @@ class PartitionCollector:
             out[source] = Progress(
                 None if judged is None else judged.closed,
                 None if implicit is None else implicit.closed,
+                self._pairs[source].closed,
             )
         return out
 
     def written(self, keys: list[tuple[str, str, int]]) -> None:
         """These buckets are acknowledged by the state topic."""
-        for key in keys:
-            self._ready.pop(key, None)
+        for source, kind, b in keys:
+            if kind == PAIRS:
+                self._ready_pairs.pop((source, b), None)
+            else:
+                self._ready.pop((source, kind, b), None)
 
     def _keyed(self, data: BucketData) -> DetectorBucket:
         out: DetectorBucket = {}
@@ -152,4 +192,6 @@ class PartitionCollector:
     @property
     def ignored(self) -> int:
         """Lists re-read for buckets already written (not collected twice)."""
-        return sum(s.ignored for stashes in self._stash.values() for s in stashes.values())
+        return sum(s.ignored for stashes in self._stash.values() for s in stashes.values()) + sum(
+            p.ignored for p in self._pairs.values()
+        )

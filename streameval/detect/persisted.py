@@ -27,6 +27,9 @@ from typing import Any, NamedTuple
 from streameval.snapshot import Segment
 
 FORMAT_VERSION = 1
+#: the kind of the interleaving counts' records (:mod:`streameval.interleave.partitioned`),
+#: beside the relevance sources' NDCG buckets (kinds ``judged`` and ``implicit``)
+PAIRS = "pairs"
 
 #: per query: (count, sum, sum of squares) of NDCG@k
 Agg = tuple[float, float, float]
@@ -36,13 +39,17 @@ DetectorBucket = dict[tuple[Segment, int], dict[str, Agg]]
 
 class Progress(NamedTuple):
     """Of one source partition: every detector bucket starting before these is written (None:
-    none yet)."""
+    none yet), per kind: judged and implicit NDCG, and the interleaving pairs' counts
+    (:mod:`streameval.interleave.partitioned`; absent from records of versions before them)."""
 
     judged: int | None
     implicit: int | None
+    pairs: int | None = None
 
-    def of(self, relevance: str) -> int | None:
-        return self.judged if relevance == "judged" else self.implicit
+    def of(self, kind: str) -> int | None:
+        if kind == "judged":
+            return self.judged
+        return self.implicit if kind == "implicit" else self.pairs
 
 
 class BadRecord(NamedTuple):
@@ -98,7 +105,12 @@ def _agg(entry: Any) -> Agg | None:
 
 def encode_progress(progress: Progress) -> bytes:
     return json.dumps(
-        {"v": FORMAT_VERSION, "judged": progress.judged, "implicit": progress.implicit},
+        {
+            "v": FORMAT_VERSION,
+            "judged": progress.judged,
+            "implicit": progress.implicit,
+            "pairs": progress.pairs,
+        },
         separators=(",", ":"),
     ).encode()
 
@@ -107,7 +119,7 @@ def decode_progress(value: bytes) -> Progress | BadRecord:
     obj = _load(value)
     if isinstance(obj, BadRecord):
         return obj
-    points = [obj.get(r) for r in ("judged", "implicit")]
+    points = [obj.get(r) for r in ("judged", "implicit", "pairs")]
     if not all(p is None or type(p) is int for p in points):
         return BadRecord("a progress record whose points are not integers")
     return Progress(*points)

@@ -19,7 +19,14 @@ over the whole, unbounded, run of the pair, with no fixed horizon and no multipl
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from streameval.snapshot import PairTestRow
+
+#: an ordered pair of teams: (ranker, opponent)
+Pair = tuple[str, str]
 
 _LOG2 = math.log(2.0)
 _SQRT2 = math.sqrt(2.0)
@@ -64,3 +71,64 @@ class PairTest:
         self.statistic = log_mixture_ratio(self.wins, self.losses, scale)
         if self.first_alarm_ms is None and self.statistic >= threshold:
             self.first_alarm_ms = at_ms
+
+
+class PairTests:
+    """The running tests of every ordered pair, fed one closed bucket at a time (its decisive
+    lists per pair), buckets in event-time order. The same arithmetic whether the buckets come
+    from this instance's lists (:class:`~streameval.interleave.store.InterleavingStore`) or from
+    the whole group's partitions through the state topic (:mod:`streameval.detect.group`): wins
+    and losses are integers, so a bucket's parts summed in any order give the same test."""
+
+    def __init__(self, scale: float, alpha: float) -> None:
+        self.scale = scale
+        self.threshold = math.log(1.0 / alpha)
+        self._tests: dict[Pair, PairTest] = {}
+
+    def close(self, start_ms: int, counts: Iterable[tuple[Pair, Sequence[int]]]) -> None:
+        """One closed bucket (starting at ``start_ms``): per pair, its ``(wins, losses, …)``.
+        Pairs are taken in sorted order (a test's first list creates it)."""
+        for pair, acc in sorted(counts):
+            test = self._tests.get(pair)
+            if test is None:
+                test = self._tests[pair] = PairTest()
+            test.update(acc[0], acc[1], self.scale, self.threshold, start_ms)
+
+    def rows(self) -> tuple[PairTestRow, ...]:
+        return tuple(
+            PairTestRow(
+                ranker,
+                opponent,
+                test.wins,
+                test.losses,
+                test.statistic,
+                self.threshold,
+                test.first_alarm_ms,
+            )
+            for (ranker, opponent), test in sorted(self._tests.items())
+        )
+
+    def dump(self) -> list[list[Any]]:
+        """The tests as JSON-able values (the statistic is recomputed from the counts on
+        :meth:`load`, so a snapshot holds integers only)."""
+        return [
+            [ranker, opponent, t.wins, t.losses, t.first_alarm_ms]
+            for (ranker, opponent), t in sorted(self._tests.items())
+        ]
+
+    def load(self, state: Any) -> None:
+        """What :meth:`dump` gave (raises ``ValueError`` if it is not: nothing changes then)."""
+        tests: dict[Pair, PairTest] = {}
+        try:
+            for ranker, opponent, wins, losses, first in state:
+                if not (isinstance(ranker, str) and isinstance(opponent, str)):
+                    raise TypeError("team names are strings")
+                if not (type(wins) is int and type(losses) is int and wins >= 0 <= losses):
+                    raise TypeError("wins and losses are counts")
+                if first is not None and type(first) is not int:
+                    raise TypeError("first_alarm_ms is an integer or null")
+                statistic = log_mixture_ratio(wins, losses, self.scale) if wins + losses else 0.0
+                tests[ranker, opponent] = PairTest(wins, losses, statistic, first)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not the interleaving tests' state: {exc!r}") from exc
+        self._tests = tests

@@ -19,33 +19,30 @@ persists; :meth:`InterleavingStore.load_bucket` takes them back after a restart.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from streameval.config import InterleavingSettings
-from streameval.interleave.detector import PairTest
+from streameval.interleave.detector import Pair, PairTests
 from streameval.scored import ScoredList
 from streameval.snapshot import InterleavingRow, PairTestRow
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 from streameval.windows.store import fold_outcomes
-
-_Pair = tuple[str, str]  # (ranker, opponent)
 
 
 class InterleavingStore:
     """Windowed outcome counts per ordered pair, the since-start counter, and the tests."""
 
     def __init__(self, settings: InterleavingSettings, windows: Sequence[WindowSpec]) -> None:
-        self._scale = settings.mixture_scale
-        self._threshold = math.log(1.0 / settings.alpha)
         self._windows = tuple(windows)
         self._bucket_ms = windows[0].bucket_ms
         self._keep_ms = max(w.size_ms for w in windows)
         # bucket start -> pair -> [wins, losses, ties, no_click]
-        self._buckets: dict[int, dict[_Pair, list[int]]] = {}
+        self._buckets: dict[int, dict[Pair, list[int]]] = {}
         self._closed_through: int | None = None  # end of the last closed bucket
         self._outcomes: dict[tuple[str, str, str], int] = {}
-        self._tests: dict[_Pair, PairTest] = {}
+        #: this instance's tests, fed its own closed buckets (a group's instances are fed the
+        #: group's buckets instead: :mod:`streameval.detect.group`)
+        self.local_tests = PairTests(settings.mixture_scale, settings.alpha)
 
     # --- ListConsumer -------------------------------------------------------------------------
 
@@ -71,11 +68,7 @@ class InterleavingStore:
                 break
             if self._closed_through is not None and b < self._closed_through:
                 continue  # closed already (a list for it can no longer arrive)
-            for pair, acc in sorted(self._buckets[b].items()):
-                test = self._tests.get(pair)
-                if test is None:
-                    test = self._tests[pair] = PairTest()
-                test.update(acc[0], acc[1], self._scale, self._threshold, b)
+            self.local_tests.close(b, self._buckets[b].items())
         self._closed_through = end
         for b in [b for b in self._buckets if b < end - self._keep_ms]:
             del self._buckets[b]
@@ -88,7 +81,7 @@ class InterleavingStore:
             return ()
         out: list[InterleavingRow] = []
         for spec in self._windows:
-            totals: dict[_Pair, list[int]] = {}
+            totals: dict[Pair, list[int]] = {}
             for b in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms):
                 for pair, acc in self._buckets.get(b, {}).items():
                     total = totals.setdefault(pair, [0, 0, 0, 0])
@@ -104,18 +97,7 @@ class InterleavingStore:
         return dict(self._outcomes)
 
     def tests(self) -> tuple[PairTestRow, ...]:
-        return tuple(
-            PairTestRow(
-                ranker,
-                opponent,
-                test.wins,
-                test.losses,
-                test.statistic,
-                self._threshold,
-                test.first_alarm_ms,
-            )
-            for (ranker, opponent), test in sorted(self._tests.items())
-        )
+        return self.local_tests.rows()
 
     def load_bucket(self, start: int, counts: Mapping[tuple[str, str], Sequence[int]]) -> None:
         """A bucket's counts read back from the window state changelog (DESIGN §6)."""

@@ -25,12 +25,14 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from streameval.detect.group import KINDS, PROGRESS, SNAPSHOT, DetectorTable
 from streameval.detect.persisted import (
+    PAIRS,
     DetectorBucket,
     Progress,
     encode_detector_bucket,
     encode_progress,
 )
 from streameval.errors import ConfigError, KafkaUnavailableError
+from streameval.interleave.partitioned import PairBucket, encode_pair_bucket
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.records import RawRecord
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
@@ -286,6 +288,11 @@ class StateTopic:
         self._send(
             detector_key(self._group, source, start, relevance), encode_detector_bucket(data)
         )
+
+    def write_pairs(self, source: str, start: int, counts: PairBucket) -> None:
+        """One partition's interleaving counts of one bucket (kind ``pairs``)."""
+        self.table.detection.put(source, PAIRS, start, counts)
+        self._send(detector_key(self._group, source, start, PAIRS), encode_pair_bucket(counts))
 
     def write_progress(self, source: str, progress: Progress) -> None:
         self.table.detection.put_progress(source, progress)

@@ -13,11 +13,14 @@ import pytest
 
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
+    CONSUMERS,
+    PARTITIONS,
     T0,
     DaemonProcess,
     Log,
     Topics,
     assert_windows_match,
+    consumer_env,
     dump_partitions,
     free_port,
     produce,
@@ -87,12 +90,19 @@ def test_daemon_interleaving_equals_replay(
     env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
     daemon = DaemonProcess(env, tmp_path / "daemon.log")
     try:
+        # with the state topic the test runs on the group's buckets: fed once a commit has
+        # written every partition's progress past them (a commit interval after the horizon)
         metrics: dict[Any, float] = daemon.wait_for(
             lambda m: (
                 value(m, "streameval_records_read_total") == total
                 and value(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+                and len(_pair_tests(m)) == len(detection)
+                and all(
+                    _pair_tests(m)[p][0] == pytest.approx(d["statistic"], rel=1e-12)
+                    for p, d in detection.items()
+                )
             ),
-            what="the daemon to read the whole log and be ready",
+            what="the daemon to read the whole log, be ready and test the group's lists",
             ready=True,
         )
         assert_windows_match(metrics, expected)  # the interleaved lists' NDCG, as usual
@@ -133,3 +143,78 @@ def test_daemon_interleaving_equals_replay(
     finally:
         if daemon.proc.poll() is None:
             daemon.kill()
+
+
+def _pair_tests(metrics: dict[Any, float]) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per ordered pair: the interleaving detector's statistic and alarm, as exported."""
+    alarm = {
+        (lbl["ranker"], lbl["opponent"]): v
+        for lbl, v in samples(metrics, "streameval_regression_alarm")
+        if lbl.get("detector") == "interleaving"
+    }
+    return {
+        (lbl["ranker"], lbl["opponent"]): (v, alarm[lbl["ranker"], lbl["opponent"]])
+        for lbl, v in samples(metrics, "streameval_regression_statistic")
+        if lbl.get("detector") == "interleaving"
+    }
+
+
+@pytest.mark.parametrize("consumer", CONSUMERS)
+def test_two_daemons_of_a_group_run_the_interleaving_test_on_the_groups_lists(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path, consumer: str
+) -> None:
+    """DESIGN §10 with the state topic: two daemons holding half of the partitions each export
+    the test of the whole log (replay's, to the bit), not each the test of its half; a third
+    started after both stopped restores it from the group's snapshot."""
+    log = interleaved_log(11, 600)
+    # lateness as in the group detection test: a hand-over re-reads partitions in any order
+    sentinels(log, T0 + 45 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+    config = tmp_path / "lateness.toml"
+    config.write_text('[evaluation]\nallowed_lateness = "15m"\n')
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path), config)
+    want = {
+        (d["segment"]["ranker"], d["segment"]["opponent"]): (d["statistic"], float(d["alarm"]))
+        for d in expected["detection"]
+        if d["detector"] == "interleaving"
+    }
+    assert want["old", "new"][1] == 1.0 and want["new", "old"][1] == 0.0
+    horizon_s = expected["horizon_ms"] / 1000
+    group = f"g-{uuid.uuid4().hex}"
+    env = consumer_env(consumer) | {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
+
+    def tested(m: dict[Any, float]) -> bool:
+        tests = _pair_tests(m)
+        return (
+            value(m, "streameval_evaluation_horizon_timestamp_seconds") == horizon_s
+            and set(tests) == set(want)
+            and all(tests[p][0] == pytest.approx(want[p][0], rel=1e-12) for p in want)
+        )
+
+    def settled(m: dict[Any, float]) -> bool:  # and the partitions split between the two
+        return len(list(samples(m, "streameval_consumer_lag"))) == PARTITIONS and tested(m)
+
+    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
+    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    c: DaemonProcess | None = None
+    try:
+        mb = b.wait_for(settled, what="daemon b: half the partitions, replay's test", ready=True)
+        ma = a.wait_for(settled, what="daemon a: half the partitions, replay's test", ready=True)
+        for m in (ma, mb):
+            tests = _pair_tests(m)
+            assert {p: t[1] for p, t in tests.items()} == {p: w[1] for p, w in want.items()}
+        # each instance's windows stay its own part (the sum across instances is the group's)
+        for m in (ma, mb):
+            held = sum(v for _, v in samples(m, "streameval_interleaving_lists"))
+            assert held > 0
+        assert a.terminate() == 0
+        assert b.terminate() == 0
+        c = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "c.log")
+        mc = c.wait_for(tested, what="daemon c to restore the group's test", ready=True)
+        assert _pair_tests(mc) == _pair_tests(ma)
+        assert "restored the group's state" in (tmp_path / "c.log").read_text()
+        assert c.terminate() == 0
+    finally:
+        for d in (a, b, c):
+            if d is not None and d.proc.poll() is None:
+                d.kill()

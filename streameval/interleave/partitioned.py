@@ -1,0 +1,98 @@
+"""Interleaving outcomes per source partition and bucket, for the state topic (DESIGN §6, §10).
+
+With several instances, none sees every interleaved list, so none can run the interleaving
+test on its own lists and be exact. Like the regression detectors' buckets
+(:mod:`streameval.detect.partitioned`), each instance reduces the lists of the partitions it
+owns to per-bucket counts per ordered pair (wins, losses, ties, no_click), writes them to the
+state topic, and every instance feeds the group's counts to its tests, bucket by bucket
+(:mod:`streameval.detect.group`). A bucket is complete once the evaluation horizon has passed
+its end (an outcome needs the list's clicks), as for the implicit NDCG buckets.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from streameval.interleave.detector import Pair
+from streameval.windows.store import fold_outcomes
+
+FORMAT_VERSION = 1
+
+#: one bucket of one partition: pair -> [wins, losses, ties, no_click]
+PairBucket = dict[Pair, list[int]]
+
+
+class PairStash:
+    """The open buckets of one source partition (buckets before ``closed`` are closed: lists
+    re-read for them are ignored)."""
+
+    __slots__ = ("bucket_ms", "closed", "ignored", "pending")
+
+    def __init__(self, bucket_ms: int) -> None:
+        self.bucket_ms = bucket_ms
+        self.pending: dict[int, PairBucket] = {}
+        self.closed: int | None = None
+        self.ignored = 0
+
+    def add(self, ts: int, outcomes: Sequence[tuple[str, str, str]]) -> None:
+        """One interleaved list's outcomes, in the bucket of its impression."""
+        b = ts - ts % self.bucket_ms
+        if self.closed is not None and b < self.closed:
+            self.ignored += 1
+            return
+        counts = self.pending.get(b)
+        if counts is None:
+            counts = self.pending[b] = {}
+        fold_outcomes(counts, outcomes)
+
+    def close_before(self, point: int) -> None:
+        """Buckets before ``point`` are in the state topic already (a restored progress)."""
+        if self.closed is None or point > self.closed:
+            self.closed = point
+            self.pending = {b: c for b, c in self.pending.items() if b >= point}
+
+    def take(self, horizon_ms: int) -> list[tuple[int, PairBucket]]:
+        """The buckets the horizon completed since the last call, in order (removed)."""
+        end = horizon_ms - horizon_ms % self.bucket_ms
+        if self.closed is not None and end <= self.closed:
+            return []
+        self.closed = end
+        pending = self.pending
+        if not pending:
+            return []
+        return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]
+
+    def clear(self) -> None:
+        self.pending.clear()
+
+
+def encode_pair_bucket(counts: Mapping[Pair, Sequence[int]]) -> bytes:
+    rows = [[ranker, opponent, list(acc)] for (ranker, opponent), acc in sorted(counts.items())]
+    return json.dumps({"v": FORMAT_VERSION, "p": rows}, separators=(",", ":")).encode()
+
+
+def decode_pair_bucket(value: bytes) -> PairBucket | str:
+    """The counts, or why ``value`` is not a pair bucket of ours."""
+    try:
+        obj = json.loads(value)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return "not JSON"
+    if not isinstance(obj, dict) or obj.get("v") != FORMAT_VERSION:
+        return "not a pair bucket of this format version"
+    rows = obj.get("p")
+    if not isinstance(rows, list):
+        return "a pair bucket without its rows"
+    out: PairBucket = {}
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3):
+            return "a pair row that is not [ranker, opponent, counts]"
+        ranker, opponent, acc = row
+        if not (isinstance(ranker, str) and isinstance(opponent, str)):
+            return "team names that are not strings"
+        if not (
+            isinstance(acc, list) and len(acc) == 4 and all(type(n) is int and n >= 0 for n in acc)
+        ):
+            return "counts that are not four non-negative integers"
+        out[ranker, opponent] = acc
+    return out
