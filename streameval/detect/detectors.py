@@ -38,6 +38,7 @@ from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.snapshot import DetectionRow, Segment
+from streameval.windows.spec import pop_before
 
 #: per query: (count, sum, sum of squares) of NDCG@k in one bucket (a tuple: one allocation, and
 #: the rare repeat of a query within a bucket replaces it)
@@ -182,10 +183,7 @@ class Stash:
         end = horizon_ms - horizon_ms % self.bucket_ms
         self.closed = end
         self.leave()
-        pending = self.pending
-        if not pending:
-            return []
-        return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]
+        return pop_before(self.pending, end)
 
     def clear(self) -> None:
         self.pending.clear()

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from streameval.interleave.detector import Pair
+from streameval.windows.spec import pop_before
 from streameval.windows.store import fold_outcomes
 
 FORMAT_VERSION = 1
@@ -58,10 +59,7 @@ class PairStash:
         if self.closed is not None and end <= self.closed:
             return []
         self.closed = end
-        pending = self.pending
-        if not pending:
-            return []
-        return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]
+        return pop_before(self.pending, end)
 
     def clear(self) -> None:
         self.pending.clear()

@@ -7,8 +7,11 @@ times are event time in epoch milliseconds; nothing here reads a clock.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from streameval.durations import format_duration
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +49,11 @@ def window_buckets(horizon_ms: int, size_ms: int, bucket_ms: int) -> range:
     """
     end = bucket_start(horizon_ms, bucket_ms)
     return range(end - size_ms, end, bucket_ms)
+
+
+def pop_before(pending: dict[int, _T], end: int) -> list[tuple[int, _T]]:
+    """The entries of ``pending`` (by bucket start) of the buckets starting before ``end``,
+    oldest first, removed: what a consumer closes once its horizon reaches ``end``."""
+    if not pending:
+        return []
+    return [(b, pending.pop(b)) for b in sorted(b for b in pending if b < end)]

@@ -3,6 +3,7 @@ its /metrics, and the replay of what the broker holds."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -491,3 +492,35 @@ def assert_windows_match(
             segment = {v for k, v in labels.items() if k not in ("k", "window", "relevance")}
             assert extra_segment is not None and segment == {extra_segment}, labels
     return len(wanted)
+
+
+@contextlib.contextmanager
+def stopped_at_exit(*daemons: DaemonProcess) -> Iterator[None]:
+    """Whatever happens inside, no daemon of ``daemons`` outlives the block (one still running
+    is killed: a test that failed half-way leaves no member in the group)."""
+    try:
+        yield
+    finally:
+        for d in daemons:
+            if d.proc.poll() is None:
+                d.kill()
+
+
+def restore_third(
+    bootstrap: str,
+    topics: Topics,
+    group: str,
+    env: dict[str, str],
+    tmp_path: Path,
+    *,
+    done: Callable[[dict[Any, float]], bool],
+) -> dict[Any, float]:
+    """A third daemon of ``group``, started once the others have stopped: waits until ``done``
+    holds, checks that it restored the group's detector snapshot, stops it; its last figures."""
+    log = tmp_path / "c.log"
+    c = DaemonProcess(topics.env(bootstrap, group, free_port()) | env, log)
+    with stopped_at_exit(c):
+        metrics = c.wait_for(done, what="daemon c to restore the group's state", ready=True)
+        assert "restored the group's state" in log.read_text()
+        assert c.terminate() == 0
+    return metrics

@@ -25,8 +25,10 @@ from tests.integration.daemon_support import (
     free_port,
     produce,
     replay_json,
+    restore_third,
     samples,
     sentinels,
+    stopped_at_exit,
     value,
 )
 
@@ -196,8 +198,7 @@ def test_two_daemons_of_a_group_run_the_interleaving_test_on_the_groups_lists(
 
     a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
     b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
-    c: DaemonProcess | None = None
-    try:
+    with stopped_at_exit(a, b):
         mb = b.wait_for(settled, what="daemon b: half the partitions, replay's test", ready=True)
         ma = a.wait_for(settled, what="daemon a: half the partitions, replay's test", ready=True)
         for m in (ma, mb):
@@ -209,12 +210,5 @@ def test_two_daemons_of_a_group_run_the_interleaving_test_on_the_groups_lists(
             assert held > 0
         assert a.terminate() == 0
         assert b.terminate() == 0
-        c = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "c.log")
-        mc = c.wait_for(tested, what="daemon c to restore the group's test", ready=True)
-        assert _pair_tests(mc) == _pair_tests(ma)
-        assert "restored the group's state" in (tmp_path / "c.log").read_text()
-        assert c.terminate() == 0
-    finally:
-        for d in (a, b, c):
-            if d is not None and d.proc.poll() is None:
-                d.kill()
+    mc = restore_third(kafka_bootstrap, topics, group, env, tmp_path, done=tested)
+    assert _pair_tests(mc) == _pair_tests(ma)

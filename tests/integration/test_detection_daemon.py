@@ -24,8 +24,10 @@ from tests.integration.daemon_support import (
     free_port,
     produce,
     replay_json,
+    restore_third,
     samples,
     sentinels,
+    stopped_at_exit,
     value,
 )
 
@@ -154,8 +156,7 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
     env = consumer_env(consumer) | {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
     a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
     b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
-    c: DaemonProcess | None = None
-    try:
+    with stopped_at_exit(a, b):
 
         def settled(m: dict[Any, float]) -> bool:
             held = len(list(samples(m, "streameval_consumer_lag")))
@@ -178,14 +179,9 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
         assert lists_a > 0 and lists_b > 0
         assert a.terminate() == 0
         assert b.terminate() == 0
-        # a new instance of the group restores the detectors' snapshot and feeds the buckets
-        # since (the older ones are tombstoned by then): the same state again, to the bit
-        c = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "c.log")
-        mc = c.wait_for(lambda m: reached(m, expected), what="daemon c to restore", ready=True)
-        assert detection_of(mc) == detection_of(ma)
-        assert "restored the group's state" in (tmp_path / "c.log").read_text()
-        assert c.terminate() == 0
-    finally:
-        for d in (a, b, c):
-            if d is not None and d.proc.poll() is None:
-                d.kill()
+    # a new instance of the group restores the detectors' snapshot and feeds the buckets since
+    # (the older ones are tombstoned by then): the same state again, to the bit
+    mc = restore_third(
+        kafka_bootstrap, topics, group, env, tmp_path, done=lambda m: reached(m, expected)
+    )
+    assert detection_of(mc) == detection_of(ma)

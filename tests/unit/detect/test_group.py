@@ -29,6 +29,7 @@ from streameval.kafka.state import StateTable, detector_key, parse_state_key, st
 from streameval.pipeline import Pipeline
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.snapshot import DetectionRow
+from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log
 from tests.unit.detect.scenario import regression_log
 
 B = 10_000
@@ -79,7 +80,7 @@ class Topic:
         collector.written([(s, r, b) for s, r, b, _ in ready])
 
 
-class Instance:
+class Instance(GroupMember):
     """One daemon's share: a pipeline over its partitions, its collector, its own reading of
     the topic and its detectors fed by the group feed."""
 
@@ -87,33 +88,21 @@ class Instance:
         det = detectors_for(settings)
         assert det is not None
         self.detectors: Detectors = det
-        self.collector = PartitionCollector(det.spec)
-        self.pipeline = Pipeline(settings.evaluation, consumers=(self.collector,))
-        self.sources = tuple(sources)
-        for source in self.sources:
-            self.pipeline.add_source(source)
-            self.collector.assign(source, None)
+        collector = PartitionCollector(det.spec)
+        super().__init__(
+            sources,
+            log=topic.log,
+            partitions=PARTITIONS,
+            pipeline=Pipeline(settings.evaluation, consumers=(collector,)),
+            collector=collector,
+            make_feed=lambda table: GroupFeed(det, table, history_ms=3_600_000),
+        )
         self.topic = topic
-        self.table = StateTable("g")
-        self.read = 0  # records of the topic applied
-        self.feed = GroupFeed(det, self.table.detection, history_ms=3_600_000)
-        self.feed.set_sources(PARTITIONS)
 
     def persist(self) -> None:
         self.topic.write(self.collector, self.table)
         self.poll()
-        if min(PARTITIONS) in self.collector.sources:  # the snapshot writer
-            snapshot = self.feed.snapshot()
-            if snapshot is not None:
-                slot, chunks = snapshot
-                for i, value in enumerate(chunks):
-                    self.topic.log.append((detector_key("g", slot, i, "snapshot"), value))
-
-    def poll(self) -> None:
-        for key, value in self.topic.log[self.read :]:
-            self.table.apply(key, value)
-        self.read = len(self.topic.log)
-        self.feed.step()
+        self.write_snapshot()
 
 
 def _single() -> tuple[DetectionRow, ...]:
@@ -121,14 +110,7 @@ def _single() -> tuple[DetectionRow, ...]:
     det = detectors_for(settings)
     assert det is not None
     pipeline = Pipeline(settings.evaluation, consumers=(det,))
-    for source in PARTITIONS:
-        pipeline.add_source(source)
-    for source, raw in _records():
-        if source == JUDGMENTS:
-            pipeline.offer_judgment(raw, None, source)
-        else:
-            pipeline.offer(raw, source)
-    pipeline.finish()
+    read_whole_log(pipeline, _records(), PARTITIONS)
     return det.rows()
 
 
@@ -138,24 +120,7 @@ def _group(split: list[tuple[str, ...]], seed: int) -> list[tuple[DetectionRow, 
     settings = _settings()
     topic = Topic()
     instances = [Instance(settings, part, topic) for part in split]
-    owner = {s: i for i in instances for s in i.sources}
-    rng = random.Random(seed)
-    for source, raw in _records():
-        if source == JUDGMENTS:
-            for inst in instances:
-                inst.pipeline.offer_judgment(raw, None, source)
-            continue
-        inst = owner[source]
-        inst.pipeline.offer(raw, source)
-        if rng.random() < 0.01:
-            inst.persist()
-        if rng.random() < 0.01:
-            inst.poll()
-    for inst in instances:
-        inst.pipeline.finish()
-        inst.persist()
-    for inst in instances:
-        inst.poll()
+    read_split(instances, _records(), seed)
     return [inst.detectors.rows() for inst in instances]
 
 

@@ -27,6 +27,7 @@ from streameval.kafka.state import StateTable, detector_key
 from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import PairTestRow
+from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log
 
 B = 10_000
 START = 1_700_000_000_000
@@ -85,23 +86,22 @@ class Topic:
         collector.written([(s, PAIRS, b) for s, b, _ in ready])
 
 
-class Instance:
+class Instance(GroupMember):
     """One daemon's share with no NDCG detector configured: its pipeline over its partitions,
     the collector (interleaving counts only) and the tests fed by the group feed."""
 
     def __init__(self, sources: Iterable[str], topic: Topic) -> None:
-        self.collector = PartitionCollector(None, bucket_ms=B)
-        self.pipeline = Pipeline(_settings(), consumers=(self.collector,))
-        self.sources = tuple(sources)
-        for source in self.sources:
-            self.pipeline.add_source(source)
-            self.collector.assign(source, None)
-        self.topic = topic
-        self.table = StateTable("g")
-        self.read = 0
+        collector = PartitionCollector(None, bucket_ms=B)
         self.tests = _tests()
-        self.feed = GroupFeed(None, self.table.detection, history_ms=3_600_000, pairs=self.tests)
-        self.feed.set_sources(PARTITIONS)
+        super().__init__(
+            sources,
+            log=topic.log,
+            partitions=PARTITIONS,
+            pipeline=Pipeline(_settings(), consumers=(collector,)),
+            collector=collector,
+            make_feed=lambda table: GroupFeed(None, table, history_ms=3_600_000, pairs=self.tests),
+        )
+        self.topic = topic
 
     def offer(self, source: str, raw: bytes) -> None:
         if source == JUDGMENTS:
@@ -112,57 +112,21 @@ class Instance:
     def persist(self) -> None:
         self.topic.write(self.collector)
         self.poll()
-        if min(PARTITIONS) in self.collector.sources:  # the snapshot writer
-            snapshot = self.feed.snapshot()
-            if snapshot is not None:
-                slot, chunks = snapshot
-                for i, value in enumerate(chunks):
-                    self.topic.log.append((detector_key("g", slot, i, "snapshot"), value))
-
-    def poll(self) -> None:
-        for key, value in self.topic.log[self.read :]:
-            self.table.apply(key, value)
-        self.read = len(self.topic.log)
-        self.feed.step()
+        self.write_snapshot()
 
 
 @cache
 def _single() -> tuple[PairTestRow, ...]:
     """One pipeline fed every list: its own tests (what `replay` reports)."""
     pipeline = Pipeline(_settings())
-    for source in PARTITIONS:
-        pipeline.add_source(source)
-    for source, raw in _records():
-        if source == JUDGMENTS:
-            pipeline.offer_judgment(raw, None, source)
-        else:
-            pipeline.offer(raw, source)
-    pipeline.finish()
+    read_whole_log(pipeline, _records(), PARTITIONS)
     return pipeline.snapshot().interleaving_tests
 
 
 def _group(split: list[tuple[str, ...]], seed: int) -> tuple[list[Instance], Topic]:
     topic = Topic()
     instances = [Instance(part, topic) for part in split]
-    owner = {s: i for i in instances for s in i.sources}
-    state = seed
-    for n, (source, raw) in enumerate(_records()):
-        if source == JUDGMENTS:
-            for inst in instances:
-                inst.offer(source, raw)
-            continue
-        inst = owner[source]
-        inst.offer(source, raw)
-        state = (state * 1_103_515_245 + 12_345) % 2**31  # persist and poll at odd moments
-        if state % 97 == 0:
-            inst.persist()
-        if (state >> 7) % 89 == 0 or n % 5_000 == 0:
-            inst.poll()
-    for inst in instances:
-        inst.pipeline.finish()
-        inst.persist()
-    for inst in instances:
-        inst.poll()
+    read_split(instances, _records(), seed)
     return instances, topic
 
 
