@@ -2,7 +2,7 @@
 alternating, in one run.
 
     .venv/bin/python benchmarks/ab_replay.py --base REV [--events 400000] [--repeats 5]
-        [--json FILE]
+        [--config FILE] [--head-config FILE] [--instructions] [--json FILE]
 
 The project's rule for a capability on the hot path: ``replay`` keeps at least 0.9x its events/s
 *before the change*, measured A/B in one run. ``bench_replay.py`` compares the pipeline with
@@ -17,12 +17,22 @@ time beside it; both include the interpreter's start and imports (~0.3 s, the sa
 Checked: both arms account for the same records (the JSON output's ``intake``).
 
 Row ``replay.ab``: head's events/s over base's (medians of CPU time); target >= 0.9.
+
+``--instructions``: instead of CPU time, the instructions each arm executes, counted by
+valgrind's callgrind (``valgrind`` on the PATH; ~60x slower, so use ``--events 60000``), with
+``PYTHONHASHSEED=0``: the count is the same from run to run and does not move with the load of
+a shared machine, so it can tell steps of a per cent that CPU time (±15 % per run here) cannot.
+Per event: the arm's count on the log less its count on an empty log (start and imports).
+Row ``replay.ab.instructions``: base's instructions per event over head's. Instructions are not
+time (cache misses and allocation cost are not in them), so this says where a difference comes
+from; the CPU-time row says how large it is.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -66,6 +76,61 @@ def replay_once(
     return cpu, wall, json.loads(done.stdout)
 
 
+def instructions_once(tree: Path, log: Path, config: Path | None = None) -> int:
+    """Instructions executed by one ``streameval replay`` of ``log`` with the code of ``tree``
+    (callgrind's total, hash seed fixed: the same count each time)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMEVAL_")}
+    env["PYTHONPATH"] = str(tree)
+    env["PYTHONHASHSEED"] = "0"
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/callgrind.out",
+                sys.executable,
+                "-m",
+                "streameval.cli",
+                "replay",
+                "--output",
+                "json",
+                "--no-progress",
+                *(["--config", str(config)] if config else []),
+                str(log),
+            ],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"replay at {tree} failed: {done.stderr.decode()[-2000:]}")
+    found = re.search(rb"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count from callgrind: {done.stderr.decode()[-500:]}")
+    return int(found.group(1))
+
+
+def instructions_ab(
+    arms: dict[str, Path],
+    log: Path,
+    events: int,
+    head_config: Path | None,
+    base_config: Path | None,
+) -> dict[str, float]:
+    """Per arm: instructions per event (the log's count less an empty log's)."""
+    empty = log.with_name("empty.jsonl")
+    empty.write_bytes(b"")
+    out = {}
+    for name, tree in arms.items():
+        config = head_config if tree == REPO else base_config
+        start = instructions_once(tree, empty, config)
+        total = instructions_once(tree, log, config)
+        out[name] = (total - start) / events
+        print(f"{name}: {total:,} instructions, {start:,} of them start-up", flush=True)
+    return out
+
+
 def worktree(rev: str, into: Path) -> Path:
     path = into / "base"
     subprocess.run(
@@ -86,11 +151,37 @@ def main() -> int:
         help="a TOML configuration for this checkout's arm only (e.g. one that turns a new "
         "capability off, to split a difference between it and the rest)",
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a TOML configuration for both arms (the base must know its keys)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind's callgrind instead of timing (deterministic)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.jsonl"
         log.write_bytes(b"\n".join(sim_lines(args.events, seed=args.seed, noise_share=0.01)))
         base = worktree(args.base, Path(tmp))
+        if args.instructions:
+            try:
+                per_event = instructions_ab(
+                    {"base": base, "head": REPO},
+                    log,
+                    args.events,
+                    args.head_config or args.config,
+                    args.config,
+                )
+            finally:
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)],
+                    check=False,
+                )
+            return _report_instructions(args, per_event)
         try:
             arms = {"base": base, "head": REPO}
             cpu: dict[str, list[float]] = {name: [] for name in arms}
@@ -98,7 +189,8 @@ def main() -> int:
             intake: dict[str, Any] = {}
             for repeat in range(args.repeats):
                 for name, tree in arms.items():
-                    c, w, out = replay_once(tree, log, args.head_config if tree == REPO else None)
+                    config = (args.head_config or args.config) if tree == REPO else args.config
+                    c, w, out = replay_once(tree, log, config)
                     cpu[name].append(c)
                     wall[name].append(w)
                     intake.setdefault(name, out["intake"])
@@ -127,6 +219,7 @@ def main() -> int:
         target=Target(TARGET),
         note=f"`streameval replay` end to end on {args.events:,} simulated lines"
         + (f" (this checkout with {args.head_config.name})" if args.head_config else "")
+        + (f" (both with {args.config.name})" if args.config else "")
         + ", median CPU time "
         f"of {args.repeats} alternating runs each; intake equal ({intake['head']['read']:,} read)",
     )
@@ -138,6 +231,36 @@ def main() -> int:
             "events": args.events,
             "cpu_seconds": cpu,
             "wall_seconds": wall,
+            "results": [result.as_dict()],
+        },
+    )
+    return 0
+
+
+def _report_instructions(args: Any, per_event: dict[str, float]) -> int:
+    ratio = per_event["base"] / per_event["head"]
+    for name, n in per_event.items():
+        print(f"{name}: {n:,.0f} instructions per event")
+    print(f"base / head = {ratio:.3f} (events per instruction, head over base)")
+    result = Result(
+        "replay.ab.instructions",
+        1e6 / per_event["head"],
+        "events per million instructions",
+        baseline=1e6 / per_event["base"],
+        baseline_name=f"replay at {args.base}",
+        target=Target(TARGET),
+        note=f"`streameval replay` on {args.events:,} simulated lines under callgrind"
+        + (f" (this checkout with {args.head_config.name})" if args.head_config else "")
+        + (f" (both with {args.config.name})" if args.config else "")
+        + "; start-up (an empty log's count) subtracted; deterministic",
+    )
+    write_json(
+        args.json,
+        {
+            "benchmark": "ab_replay",
+            "base": args.base,
+            "events": args.events,
+            "instructions_per_event": per_event,
             "results": [result.as_dict()],
         },
     )

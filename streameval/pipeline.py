@@ -195,7 +195,12 @@ class Pipeline:
         """
         counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
-        event = (self._decode if self._decoder_for is None else self._source_decoder(source))(raw)
+        # with decoders per source (their formats): looked up here, made on first use
+        event = (
+            self._decode
+            if self._decoder_for is None
+            else self._decoders.get(source) or self._source_decoder(source)
+        )(raw)
         if record_ms > 0 and not isinstance(event, Invalid):
             ahead = event.timestamp - record_ms
             if ahead > self._max_future_skew:
@@ -378,8 +383,8 @@ class Pipeline:
             self._intake.pending -= expired
             self._intake.unmatched += expired
         horizon = watermark - self._attribution
-        self._interleaving.advance(horizon)
         if horizon >= self._consumers_due:  # the horizon entered a bucket: consumers act
+            self._interleaving.advance(horizon)  # (it closes whole buckets too)
             for consumer in self._consumers:
                 consumer.advance(horizon)
             self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
@@ -523,7 +528,8 @@ class Pipeline:
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:
             self._windows.add(scored)
-            self._interleaving.add(scored)
+            if scored.interleaved is not None:  # (a call saved per list that is not)
+                self._interleaving.add(scored)
             if self._unpersisted is not None:
                 self._unpersisted.add(lst.source, scored)
         if not lst.counted_before:

@@ -43,7 +43,7 @@ def file_decoders(formats: Formats, paths: Sequence[str]) -> DecoderFor:
 def lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """(line number, line without its line end) of a JSON-lines file; blank lines skipped."""
     for number, line in enumerate(fh, 1):
-        if line.strip():
+        if not line.isspace():  # (the file's lines are never empty: each has its line end)
             yield number, line.rstrip(b"\r\n")
 
 
@@ -89,6 +89,12 @@ def replay(
         sources = [source_name(i) for i in range(len(files))]
         for source in sources:
             pipeline.add_source(source)
+        if len(readers) == 1 and bar is None:  # one file (the usual case): no round robin
+            offer, source = pipeline.offer, sources[0]
+            for offset, record in readers[0]:
+                offer(record, source, offset)
+            pipeline.set_idle(source)
+            readers = []
         for i, offset, record in interleave(readers):
             if offset < 0:
                 pipeline.set_idle(sources[i])
