@@ -94,14 +94,14 @@ def replay(
             for offset, record in readers[0]:
                 offer(record, source, offset)
             pipeline.set_idle(source)
-            readers = []
-        for i, offset, record in interleave(readers):
-            if offset < 0:
-                pipeline.set_idle(sources[i])
-                continue
-            pipeline.offer(record, sources[i], offset)
-            if bar is not None:
-                bar.update(len(record) + 1)
+        else:
+            for i, offset, record in interleave(readers):
+                if offset < 0:
+                    pipeline.set_idle(sources[i])
+                    continue
+                pipeline.offer(record, sources[i], offset)
+                if bar is not None:
+                    bar.update(len(record) + 1)
     if finish:
         pipeline.finish()
     return pipeline

@@ -10,7 +10,7 @@ than the longest window are dropped, so memory is bounded by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from streameval.scored import ScoredList
 from streameval.snapshot import EngagementRow, Moments, NdcgRow, Segment
@@ -80,10 +80,7 @@ class Bucket:
             else:
                 for i, v in enumerate(e):
                     total[i] += v
-        for pair, counts in other.interleaving.items():
-            pair_total = self.interleaving.setdefault(pair, [0, 0, 0, 0])
-            for i, v in enumerate(counts):
-                pair_total[i] += v
+        add_outcome_counts(self.interleaving, other.interleaving)
 
 
 #: the index of each interleaving outcome in a pair's counts
@@ -99,6 +96,19 @@ def fold_outcomes(
         if acc is None:
             acc = table[ranker, opponent] = [0, 0, 0, 0]
         acc[OUTCOME_INDEX[outcome]] += 1
+
+
+def add_outcome_counts(
+    table: dict[tuple[str, str], list[int]], counts: Mapping[tuple[str, str], Sequence[int]]
+) -> None:
+    """Add per-pair outcome counts (``[wins, losses, ties, no_click]``) into ``table``."""
+    for pair, acc in counts.items():
+        total = table.get(pair)
+        if total is None:
+            table[pair] = list(acc)
+        else:
+            for i, v in enumerate(acc):
+                total[i] += v
 
 
 def _fold(
