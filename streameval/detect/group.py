@@ -40,7 +40,7 @@ from streameval.detect.persisted import (
 from streameval.interleave.detector import PairTests
 from streameval.interleave.partitioned import PairBucket, decode_pair_bucket
 from streameval.scored import IMPLICIT, JUDGED
-from streameval.windows.store import add_outcome_counts
+from streameval.windows.store import add_sums
 
 _LOG = logging.getLogger(__name__)
 
@@ -286,7 +286,7 @@ class GroupFeed:
             if self._pairs is not None:  # the partitions' counts summed: integers, any order
                 total: dict[tuple[str, str], list[int]] = {}
                 for _, counts in parts:
-                    add_outcome_counts(total, counts)
+                    add_sums(total, counts)
                 self._pairs.close(start, total.items())
         elif self._detectors is not None:
             for _, data in parts:

@@ -26,7 +26,7 @@ from streameval.interleave.detector import Pair, PairTests
 from streameval.scored import ScoredList
 from streameval.snapshot import InterleavingRow, PairTestRow
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
-from streameval.windows.store import add_outcome_counts, fold_outcomes
+from streameval.windows.store import add_sums, fold_outcomes
 
 
 class InterleavingStore:
@@ -83,7 +83,7 @@ class InterleavingStore:
         for spec in self._windows:
             totals: dict[Pair, list[int]] = {}
             for b in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms):
-                add_outcome_counts(totals, self._buckets.get(b, {}))
+                add_sums(totals, self._buckets.get(b, {}))
             for (ranker, opponent), total in sorted(totals.items()):
                 if total[0] + total[1] + total[2]:
                     row = InterleavingRow(spec.name, ranker, opponent, *total[:3])
@@ -100,7 +100,7 @@ class InterleavingStore:
         """A bucket's counts read back from the window state changelog (DESIGN §6)."""
         if not counts:
             return
-        add_outcome_counts(self._buckets.setdefault(start, {}), counts)
+        add_sums(self._buckets.setdefault(start, {}), counts)
 
     def reset(self) -> None:
         """Before the streams are re-read (a rebalance): drop the windows' buckets. The counter

@@ -11,11 +11,14 @@ than the longest window are dropped, so memory is bounded by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from streameval.scored import ScoredList
 from streameval.snapshot import EngagementRow, Moments, NdcgRow, Segment
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
+_K = TypeVar("_K")
+_N = TypeVar("_N", int, float)
 _Key = tuple[str, Segment, int]  # (relevance, segment, k)
 #: (relevance, segment, ks): the accumulators of every cutoff of one source in one segment
 _SourceKey = tuple[str, Segment, tuple[int, ...]]
@@ -65,22 +68,10 @@ class Bucket:
 
     def merge(self, other: Bucket) -> None:
         """Add another bucket's statistics (e.g. one loaded from the state topic)."""
-        for mine, theirs in ((self.ndcg, other.ndcg), (self.coverage, other.coverage)):
-            for key, acc in theirs.items():
-                total = mine.get(key)
-                if total is None:
-                    mine[key] = list(acc)
-                else:
-                    for i, v in enumerate(acc):
-                        total[i] += v
-        for seg, e in other.engagement.items():
-            total = self.engagement.get(seg)
-            if total is None:
-                self.engagement[seg] = list(e)
-            else:
-                for i, v in enumerate(e):
-                    total[i] += v
-        add_outcome_counts(self.interleaving, other.interleaving)
+        add_sums(self.ndcg, other.ndcg)
+        add_sums(self.coverage, other.coverage)
+        add_sums(self.engagement, other.engagement)
+        add_sums(self.interleaving, other.interleaving)
 
 
 #: the index of each interleaving outcome in a pair's counts
@@ -98,14 +89,13 @@ def fold_outcomes(
         acc[OUTCOME_INDEX[outcome]] += 1
 
 
-def add_outcome_counts(
-    table: dict[tuple[str, str], list[int]], counts: Mapping[tuple[str, str], Sequence[int]]
-) -> None:
-    """Add per-pair outcome counts (``[wins, losses, ties, no_click]``) into ``table``."""
-    for pair, acc in counts.items():
-        total = table.get(pair)
+def add_sums(table: dict[_K, list[_N]], other: Mapping[_K, Sequence[_N]]) -> None:
+    """Add another table's accumulators (lists of counts and sums, position by position) into
+    ``table``: buckets merged, a window's buckets totalled, partitions' counts summed."""
+    for key, acc in other.items():
+        total = table.get(key)
         if total is None:
-            table[pair] = list(acc)
+            table[key] = list(acc)
         else:
             for i, v in enumerate(acc):
                 total[i] += v
