@@ -43,7 +43,7 @@ from streameval.kafka.client import client_config
 from streameval.kafka.dlq import DeadLetterSink
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
-from streameval.kafka.records import RawRecord
+from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.log_limits import InvalidRecordLog
@@ -112,7 +112,10 @@ class Daemon:
         self._clock = clock
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
-        self._current: RawRecord | None = None
+        # what a dead letter is made of: the judgment record being offered, or the batch of
+        # stream records (found in it by offset: no record is kept per record offered)
+        self._judgment_record: RawRecord | None = None
+        self._fetched: Fetched | None = None
         self._lag: dict[tuple[str, int], int] = {}
         # the regression detectors: one more consumer of finalized lists (DESIGN §9); with the
         # state topic, group-wide: the lists of this instance's partitions are reduced to
@@ -257,7 +260,7 @@ class Daemon:
         return state
 
     def _offer_judgment(self, record: RawRecord) -> None:
-        self._current = record
+        self._judgment_record = record
         self._pipeline.offer_judgment(
             record.value,
             record.key,
@@ -277,22 +280,21 @@ class Daemon:
         try:
             while not stop.is_set():
                 self._turned_at = self._clock()
-                records = stream.poll(iv.poll_ms)
+                batches = stream.poll(iv.poll_ms)
                 assignment = stream.take_assignment()
                 if assignment is not None:
                     rewound = self._rebuild(assignment)
                     # records of a rewound partition come again, from the commit on
-                    records = [r for r in records if (r.topic, r.partition) not in rewound]
-                if records:
-                    self._wake(records)
-                for record in records:
-                    self._current = record
-                    pipeline.offer(
-                        record.value or b"",
-                        source_of(record.topic, record.partition),
-                        record.offset,
-                        record.timestamp_ms,
-                    )
+                    batches = [b for b in batches if (b.topic, b.partition) not in rewound]
+                if batches:
+                    self._wake(batches)
+                offer = pipeline.offer
+                for fetched in batches:
+                    source = source_of(fetched.topic, fetched.partition)
+                    self._fetched = fetched
+                    for value, offset, timestamp_ms in fetched.rows:
+                        offer(value or b"", source, offset, timestamp_ms)
+                self._fetched = None
                 self._update_idle()
                 if judgments is not None:
                     for record in judgments.poll(0):
@@ -429,14 +431,14 @@ class Daemon:
                 start - 1,
             )
 
-    def _wake(self, records: list[RawRecord]) -> None:
+    def _wake(self, batches: list[Fetched]) -> None:
         """Before a batch is offered: every partition with records in it, or whose log end the
         fetch moved, is no longer idle. Otherwise a partition still marked idle from before the
         burst would not hold the watermark back while another partition's newer records are
         offered first, and its own records would then be late."""
         self._update_idle(check_ready=False)
-        for topic, partition in {(r.topic, r.partition) for r in records}:
-            self._pipeline.set_idle(source_of(topic, partition), False)
+        for fetched in batches:
+            self._pipeline.set_idle(source_of(fetched.topic, fetched.partition), False)
 
     def _update_idle(self, *, check_ready: bool = True) -> None:
         """A partition read up to its log end does not hold the watermark back; then (once the
@@ -572,10 +574,13 @@ class Daemon:
 
     # --- dead letters and shutdown ------------------------------------------------------------
 
-    def _dead_letter(self, raw: bytes, invalid: Invalid, source: str) -> None:
-        record = self._current
+    def _dead_letter(self, raw: bytes, invalid: Invalid, source: str, offset: int) -> None:
         self._invalid_log.note(invalid, source)
-        if record is not None and self._dlq.enabled:
+        if not self._dlq.enabled:
+            return
+        fetched = self._fetched
+        record = self._judgment_record if fetched is None else fetched.raw_at(offset)
+        if record is not None:
             self._dlq.send(record, invalid.reason, invalid.field)
 
     def _shutdown(self) -> None:

@@ -33,8 +33,8 @@ from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore
 from streameval.windows.persisted import SourceBuckets
 from streameval.windows.store import Bucket
 
-#: called with (raw record, why it is invalid, source) for the dead-letter topic
-DeadLetter = Callable[[bytes, Invalid, str], None]
+#: called with (raw record, why it is invalid, source, offset or -1) for the dead-letter topic
+DeadLetter = Callable[[bytes, Invalid, str, int], None]
 #: called with each list as it is scored (``replay --output lists``)
 OnScored = Callable[[ScoredList], None]
 #: the decoder of one record: bytes -> event or Invalid, never raising
@@ -216,7 +216,7 @@ class Pipeline:
                 self._intake.read += 1
                 self._intake.invalid[event.reason] += 1
                 if self._dead_letter is not None:
-                    self._dead_letter(raw, event, source)
+                    self._dead_letter(raw, event, source, offset)
             return Offered(Outcome.INVALID, None, event)
         if isinstance(event, Judgment):
             outcome = self._apply_judgment(event, raw, judgment_key)

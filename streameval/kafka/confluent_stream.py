@@ -43,7 +43,7 @@ from kafka.errors import KafkaError
 from streameval.errors import ConfigError, KafkaUnavailableError
 from streameval.kafka.assignor import copartition_problem
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.records import RawRecord, new_raw
+from streameval.kafka.records import Fetched, RawRecord, Row, new_raw
 from streameval.kafka.stream import Commits, OnRevoke
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ class ConfluentStream:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def poll(self, timeout_ms: int) -> list[RawRecord]:
+    def poll(self, timeout_ms: int) -> list[Fetched]:
         self._revoked_in_call = False
         try:
             # Any: the stubs type a Message's fields Optional, set on every record returned
@@ -270,31 +270,30 @@ class ConfluentStream:
             # the new assignment's follow it: read the new assignment again from its start
             self._dropped = set(self._assigned)
             return []
-        out: list[RawRecord] = []
-        append = out.append
-        pos = self._pos
+        # per partition (librdkafka hands out runs of one partition's records)
+        batches: dict[_Key, tuple[list[Row], list[Any]]] = {}
+        key: _Key | None = None
+        rows: list[Row] = []
+        records: list[Any] = []
         for m in messages:
             error = m.error()
             if error is not None:
                 _message_error(error)
                 continue
-            topic, partition, offset = m.topic(), m.partition(), m.offset()
-            headers = m.headers()
-            append(
-                new_raw(
-                    RawRecord,
-                    (
-                        topic,
-                        partition,
-                        offset,
-                        m.key(),
-                        m.value(),
-                        m.timestamp()[1],
-                        tuple(headers) if headers else (),
-                    ),
-                )
-            )
-            pos[(topic, partition)] = offset + 1
+            at = (m.topic(), m.partition())
+            if at != key:
+                key = at
+                batch = batches.get(at)
+                if batch is None:
+                    batch = batches[at] = ([], [])
+                rows, records = batch
+            rows.append((m.value(), m.offset(), m.timestamp()[1]))
+            records.append(m)
+        pos = self._pos
+        out = []
+        for (topic, partition), (rows, records) in batches.items():
+            pos[(topic, partition)] = rows[-1][1] + 1
+            out.append(Fetched(topic, partition, rows, records, _raw_of))
         return out
 
     def assignment(self) -> set[TopicPartition]:
@@ -465,3 +464,20 @@ def _message_error(error: Any) -> None:
     if error.fatal():
         raise KafkaError(f"fatal consumer error: {error}")
     _LOG.warning("consumer error: %s", error)
+
+
+def _raw_of(m: Any) -> RawRecord:
+    """A confluent-kafka ``Message`` as a :class:`RawRecord`."""
+    headers = m.headers()
+    return new_raw(
+        RawRecord,
+        (
+            m.topic(),
+            m.partition(),
+            m.offset(),
+            m.key(),
+            m.value(),
+            m.timestamp()[1],
+            tuple(headers) if headers else (),
+        ),
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
@@ -26,7 +27,7 @@ from kafka.structs import OffsetAndMetadata
 from streameval.errors import KafkaUnavailableError
 from streameval.kafka.assignor import CoPartitionedAssignor
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.records import RawRecord
+from streameval.kafka.records import Fetched, RawRecord
 
 if TYPE_CHECKING:
     from streameval.config import KafkaSettings
@@ -40,6 +41,8 @@ REVOKE_COMMIT_TIMEOUT_MS = 10_000
 #: ``commit_offsets_sync`` 30 s at a time (py-spy), once 13 s past the broker's return. A commit
 #: that gives up is retried at the next interval.
 COMMIT_TIMEOUT_MS = 5_000
+#: a kafka-python ``ConsumerRecord``'s :data:`~streameval.kafka.records.Row`, made in C
+_ROW = attrgetter("value", "offset", "timestamp")
 
 
 def source_of(topic: str, partition: int) -> str:
@@ -58,8 +61,8 @@ class Stream(Protocol):
     """The impression and click topics as the daemon reads them, in a consumer group whose
     members get partition i of every topic together."""
 
-    def poll(self, timeout_ms: int) -> list[RawRecord]:
-        """The next records (rebalance callbacks run inside)."""
+    def poll(self, timeout_ms: int) -> list[Fetched]:
+        """The next records, per partition (rebalance callbacks run inside)."""
         ...
 
     def take_assignment(self) -> set[TopicPartition] | None:
@@ -215,11 +218,14 @@ class EventStream:
 
     # --- reading ----------------------------------------------------------------------------
 
-    def poll(self, timeout_ms: int) -> list[RawRecord]:
+    def poll(self, timeout_ms: int) -> list[Fetched]:
         batches = self._consumer.poll(timeout_ms=timeout_ms)
-        out: list[RawRecord] = []
-        for records in batches.values():
-            out.extend(RawRecord.from_consumer_record(r) for r in records)
+        to_raw = RawRecord.from_consumer_record
+        out = [
+            Fetched(tp.topic, tp.partition, list(map(_ROW, records)), records, to_raw)
+            for tp, records in batches.items()
+            if records
+        ]
         if not out:
             self._validate_positions()
         return out

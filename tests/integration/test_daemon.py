@@ -69,13 +69,14 @@ def _setup(
     return expected, len(log.records)
 
 
+@pytest.mark.parametrize("consumer", CONSUMERS)
 def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
-    kafka_bootstrap: str, topics: Topics, tmp_path: Path
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path, consumer: str
 ) -> None:
     expected, total = _setup(kafka_bootstrap, topics, tmp_path, make_log(1, 400))
     assert expected["intake"]["invalid"] == {"bad_json": 5}  # requests 5, 102, 199, 296, 393
     horizon_s = expected["horizon_ms"] / 1000
-    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port())
+    env = topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port()) | consumer_env(consumer)
     daemon = DaemonProcess(env, tmp_path / "daemon.log")
     try:
         metrics = daemon.wait_for(
@@ -112,10 +113,28 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
     dead = list(dlq)
     dlq.close()
     assert len(dead) == 5
+    # each dead letter is the record it names (the daemon finds it by offset in the batch the
+    # client read), key and value as they were
+    clicks = {
+        f"{r.topic}/{r.partition}/{r.offset}": r for r in _read_all(kafka_bootstrap, topics.clicks)
+    }
     for record in dead:
         headers = dict(record.headers)
         assert headers["streameval.reason"] == b"bad_json"
         assert record.value.startswith(b'{"type": "click"')
+        original = clicks[headers["streameval.source"].decode()]
+        assert (record.key, record.value) == (original.key, original.value)
+    assert len({dict(r.headers)["streameval.source"] for r in dead}) == 5
+
+
+def _read_all(bootstrap: str, topic: str) -> list[Any]:
+    consumer = KafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5_000
+    )
+    try:
+        return list(consumer)
+    finally:
+        consumer.close()
 
 
 @pytest.mark.parametrize("consumer", CONSUMERS)

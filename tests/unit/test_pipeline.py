@@ -282,15 +282,18 @@ def test_ids_of_finalized_lists_are_remembered_within_the_open_list_cap() -> Non
 
 
 def test_invalid_records_go_to_the_dead_letter_sink() -> None:
-    dead: list[tuple[bytes, Invalid, str]] = []
-    p = Pipeline(settings(), dead_letter=lambda raw, inv, src: dead.append((raw, inv, src)))
+    dead: list[tuple[bytes, Invalid, str, int]] = []
+    p = Pipeline(
+        settings(), dead_letter=lambda raw, inv, src, off: dead.append((raw, inv, src, off))
+    )
     p.offer(b"{not json", "s0", 0)
     p.offer(b'{"type": "judgment", "query_id": "q", "doc_id": "a", "grade": "NaN", "timestamp": 0}')
     p.offer(b'{"type": "teleport"}', "s0", 2)
-    assert [(d[0][:5], d[1].reason, d[2]) for d in dead] == [
-        (b"{not ", "bad_json", "s0"),
-        (b'{"typ', "schema", "input"),
-        (b'{"typ', "unknown_type", "s0"),
+    # the offset: where the daemon finds the whole record (key, headers) for its dead letter
+    assert [(d[0][:5], d[1].reason, d[2], d[3]) for d in dead] == [
+        (b"{not ", "bad_json", "s0", 0),
+        (b'{"typ', "schema", "input", -1),
+        (b'{"typ', "unknown_type", "s0", 2),
     ]
     intake = p.snapshot().intake
     assert intake.invalid == {"bad_json": 1, "schema": 1, "unknown_type": 1}
@@ -304,7 +307,7 @@ def test_an_event_from_a_wrong_clock_is_invalid_and_leaves_the_watermark_alone()
     dead: list[tuple[bytes, Invalid, str]] = []
     p = Pipeline(
         settings(max_future_skew=60_000),
-        dead_letter=lambda raw, inv, src: dead.append((raw, inv, src)),
+        dead_letter=lambda raw, inv, src, off: dead.append((raw, inv, src)),
     )
     now = 1_000_000_000
     day = 86_400_000
@@ -388,7 +391,7 @@ def test_rebuild_after_restart_counts_nothing_twice() -> None:
     # the first run commits: horizon 440 s (watermark 500 s - 60 s), it had read up to offset 4
     assert first.horizon == 440_000
     dead: list[bytes] = []
-    again = Pipeline(settings(), dead_letter=lambda raw, inv, src: dead.append(raw))
+    again = Pipeline(settings(), dead_letter=lambda raw, inv, src, off: dead.append(raw))
     again.restore_source("t/0", 440_000, 4)
     for i, rec in enumerate(records):
         again.offer(rec, "t/0", i)
