@@ -270,31 +270,7 @@ class ConfluentStream:
             # the new assignment's follow it: read the new assignment again from its start
             self._dropped = set(self._assigned)
             return []
-        # per partition (librdkafka hands out runs of one partition's records)
-        batches: dict[_Key, tuple[list[Row], list[Any]]] = {}
-        key: _Key | None = None
-        rows: list[Row] = []
-        records: list[Any] = []
-        for m in messages:
-            error = m.error()
-            if error is not None:
-                _message_error(error)
-                continue
-            at = (m.topic(), m.partition())
-            if at != key:
-                key = at
-                batch = batches.get(at)
-                if batch is None:
-                    batch = batches[at] = ([], [])
-                rows, records = batch
-            rows.append((m.value(), m.offset(), m.timestamp()[1]))
-            records.append(m)
-        pos = self._pos
-        out = []
-        for (topic, partition), (rows, records) in batches.items():
-            pos[(topic, partition)] = rows[-1][1] + 1
-            out.append(Fetched(topic, partition, rows, records, _raw_of))
-        return out
+        return per_partition(messages, self._pos)
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._assigned)
@@ -464,6 +440,40 @@ def _message_error(error: Any) -> None:
     if error.fatal():
         raise KafkaError(f"fatal consumer error: {error}")
     _LOG.warning("consumer error: %s", error)
+
+
+def per_partition(messages: Sequence[Any], pos: dict[_Key, int]) -> list[Fetched]:
+    """``consume()``'s messages as one batch per partition, each in the order read (librdkafka
+    hands out runs of one partition's records); errors in their place are raised if fatal, else
+    logged and skipped. ``pos``: each partition's next offset, moved past its batch."""
+    batches: dict[_Key, tuple[list[Row], list[Any]]] = {}
+    key: _Key | None = None
+    rows: list[Row] = []
+    records: list[Any] = []
+    for m in messages:
+        error = m.error()
+        if error is not None:
+            _message_error(error)
+            continue
+        at = (m.topic(), m.partition())
+        if at != key:
+            key = at
+            batch = batches.get(at)
+            if batch is None:
+                batch = batches[at] = ([], [])
+            rows, records = batch
+        rows.append((m.value(), m.offset(), m.timestamp()[1]))
+        records.append(m)
+    out = []
+    for (topic, partition), (rows, records) in batches.items():
+        pos[(topic, partition)] = rows[-1][1] + 1
+        out.append(Fetched(topic, partition, rows, records, _offset_of, _raw_of))
+    return out
+
+
+def _offset_of(m: Any) -> int:
+    offset: int = m.offset()
+    return offset
 
 
 def _raw_of(m: Any) -> RawRecord:

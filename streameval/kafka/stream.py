@@ -43,6 +43,7 @@ REVOKE_COMMIT_TIMEOUT_MS = 10_000
 COMMIT_TIMEOUT_MS = 5_000
 #: a kafka-python ``ConsumerRecord``'s :data:`~streameval.kafka.records.Row`, made in C
 _ROW = attrgetter("value", "offset", "timestamp")
+_OFFSET = attrgetter("offset")
 
 
 def source_of(topic: str, partition: int) -> str:
@@ -222,7 +223,7 @@ class EventStream:
         batches = self._consumer.poll(timeout_ms=timeout_ms)
         to_raw = RawRecord.from_consumer_record
         out = [
-            Fetched(tp.topic, tp.partition, list(map(_ROW, records)), records, to_raw)
+            Fetched(tp.topic, tp.partition, map(_ROW, records), records, _OFFSET, to_raw)
             for tp, records in batches.items()
             if records
         ]
