@@ -302,6 +302,7 @@ class Daemon:
                 if self._state is not None:
                     self._state.poll()
                     if self._feed is not None:
+                        self._follow_group()
                         self._feed.step()
                 sampled = lag.sample()
                 if sampled is not None:  # measured: the brokers answered
@@ -317,6 +318,21 @@ class Daemon:
         finally:
             if judgments is not None:
                 judgments.close()
+
+    def _follow_group(self) -> None:
+        """With every partition read here idle (read to its end), event time here moves with
+        the rest of the group's, as far as the other partitions' progress records show it has
+        passed: an instance whose partitions are silent, or were never written to, would
+        otherwise hold the group frontier, and with it every instance's group-wide detectors,
+        where its own last record left it (or, with no record at all, for good)."""
+        feed, collector = self._feed, self._collector
+        if feed is None or collector is None:
+            return
+        point = feed.passed_elsewhere(
+            collector.sources, self._settings.evaluation.attribution_window
+        )
+        if point is not None and self._pipeline.follow(point):
+            _LOG.debug("every partition here is idle: event time follows the group to %d", point)
 
     def _publish(self) -> None:
         ready = self._ready

@@ -355,6 +355,25 @@ class Pipeline:
         self._watermark.set_idle(source, idle)
         self.advance()
 
+    def follow(self, watermark_ms: int) -> bool:
+        """Event time read elsewhere: when every source read here is idle (caught up with its
+        end), the watermark moves up to ``watermark_ms``, a point the other readers of the same
+        streams have passed (a group's other instances), and the lists it closes are finalized.
+        A record read here later and older than it is late, as it would be behind an active
+        source read here. Nothing moves while a source here is active, nor backwards. Returns
+        whether the watermark moved."""
+        tracker = self._watermark
+        if not tracker.all_idle:
+            return False
+        before = tracker.watermark
+        if before is not None and before >= watermark_ms:
+            return False
+        tracker.advance_to(watermark_ms)
+        if self._early:  # judged buckets complete on the watermark, with lists in them or not
+            self._pass_judged(watermark_ms)
+        self.advance()
+        return True
+
     def forget_source(self, source: str) -> None:
         """The source is no longer read here (a revoked or lost partition). What this run
         counted of it is remembered: if it comes back, its re-read counts nothing twice."""

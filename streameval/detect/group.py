@@ -10,9 +10,12 @@ feeds its detectors the same numbers in the same order and reaches the same stat
 partitions it owns: a page does not depend on how the partitions are spread, and the exported
 detector series are the group's (each instance exports the same values; the rules take one).
 
-The frontier waits for the slowest partition: a partition nobody reads (between a revocation
-and its next assignment), or an instance whose partitions are all silent, holds it back; a
-partition that never reports holds it for good (see the README).
+The frontier waits for the slowest partition. An instance whose partitions are all idle (read
+to their ends: silent, or never written to) would hold it where its last record left it, or
+for good with none: such an instance follows the group's event time instead, up to the
+watermark the other partitions' progress records show passed (:meth:`GroupFeed.
+passed_elsewhere`, ``Pipeline.follow``). A partition nobody reads (between a revocation and its
+next assignment) still holds the frontier back (see the README).
 """
 
 from __future__ import annotations
@@ -172,6 +175,30 @@ class DetectorTable:
             points.append(point)
         return min(points, default=None)
 
+    def watermark_floor(self, sources: Iterable[str], attribution_ms: int) -> int | None:
+        """A watermark that the instances reading ``sources`` have all passed, by their progress
+        records (None: one of them has not reported). A judged point is a bucket boundary at or
+        before the watermark of the instance that wrote it; an implicit or pairs point, one at
+        or before its horizon, the watermark less ``attribution_ms``."""
+        points = []
+        for source in sources:
+            progress = self._progress.get(source)
+            if progress is None:
+                return None
+            passed = [
+                p
+                for p in (
+                    progress.judged,
+                    None if progress.implicit is None else progress.implicit + attribution_ms,
+                    None if progress.pairs is None else progress.pairs + attribution_ms,
+                )
+                if p is not None
+            ]
+            if not passed:
+                return None
+            points.append(max(passed))
+        return min(points, default=None)
+
     def buckets(
         self, relevance: str, since: int, before: int
     ) -> Iterator[tuple[int, list[tuple[str, Any]]]]:
@@ -254,6 +281,15 @@ class GroupFeed:
         if not self._sources:
             return None
         return self._table.frontier(kind, self._sources)
+
+    def passed_elsewhere(self, here: Iterable[str], attribution_ms: int) -> int | None:
+        """The watermark that the group's partitions not in ``here`` (those read elsewhere) have
+        all passed, by their progress records; None when there are none, or one of them has
+        not reported (:meth:`DetectorTable.watermark_floor`)."""
+        others = self._sources.difference(here)
+        if not others:
+            return None
+        return self._table.watermark_floor(others, attribution_ms)
 
     def step(self) -> int:
         """Feed and close every bucket the frontier has completed since the last step; returns

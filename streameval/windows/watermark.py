@@ -50,6 +50,12 @@ class WatermarkTracker:
             self._idle.discard(source)
         self._dirty = True
 
+    @property
+    def all_idle(self) -> bool:
+        """Every source read here is idle: nothing read here can move the watermark until one of
+        them speaks again (False with no source at all)."""
+        return bool(self._newest) and self._idle.issuperset(self._newest)
+
     def forget(self, source: str) -> None:
         """The source is no longer read here (a revoked partition)."""
         self._newest.pop(source, None)

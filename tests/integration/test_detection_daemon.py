@@ -5,6 +5,7 @@ replay of a log says when the daemon would have paged")."""
 from __future__ import annotations
 
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,59 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
         kafka_bootstrap, topics, group, env, tmp_path, done=lambda m: reached(m, expected)
     )
     assert detection_of(mc) == detection_of(ma)
+
+
+def detected(metrics: dict[Any, float], expected: dict[str, Any]) -> bool:
+    """Every detector series of replay's, at replay's statistic (the horizon aside)."""
+    stats = {_key(lbl): v for lbl, v in samples(metrics, "streameval_regression_statistic")}
+    return all(
+        stats.get(_key({**row, **row["segment"]})) == pytest.approx(row["statistic"], abs=1e-9)
+        for row in expected["detection"]
+    )
+
+
+def test_a_member_whose_partitions_are_never_written_to_does_not_stall_the_group(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path
+) -> None:
+    """Every record of the log on partitions 0 and 2: the member that holds 1 and 3 (the
+    co-partitioning assignor gives each of two members every other partition) reads nothing at
+    all. Its watermark would never exist, its partitions would report no progress, and the
+    group frontier, and every instance's detectors with it, would wait for good. Read to their
+    ends, its partitions follow the group's event time instead (`Pipeline.follow`): both
+    members export replay's detection."""
+    log = simulated_log()
+    sentinels(log, T0 + 40 * 60_000)
+    log.records = [
+        # a request's impression and clicks on the same even partition (keyed alike)
+        (role, key, raw, 2 * (zlib.crc32(key or b"") % 2) if role != "judgments" else None)
+        if partition is None
+        else (role, key, raw, partition)
+        for role, key, raw, partition in log.records
+        if partition in (None, 0, 2)  # the sentinels of partitions 1 and 3 left out
+    ]
+    produce(kafka_bootstrap, topics, log)
+    config = tmp_path / "lateness.toml"
+    config.write_text('[evaluation]\nallowed_lateness = "15m"\n')
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path), config)
+    assert any(row["first_alarm"] is not None for row in expected["detection"])
+    want = {_key({**row, **row["segment"]}): row for row in expected["detection"]}
+    group = f"g-{uuid.uuid4().hex}"
+    env = {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
+    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
+    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    with stopped_at_exit(a, b):
+
+        def settled(m: dict[Any, float]) -> bool:
+            held = len(list(samples(m, "streameval_consumer_lag")))
+            return held == PARTITIONS and detected(m, expected)
+
+        ma = a.wait_for(settled, what="daemon a: half the partitions, replay's detection")
+        mb = b.wait_for(settled, what="daemon b: half the partitions, replay's detection")
+        assert_detection_matches(ma, want)
+        assert_detection_matches(mb, want)
+        assert detection_of(ma) == detection_of(mb)
+        # one of them read every list, the other none
+        lists = sorted(sum(v for _, v in samples(m, "streameval_window_lists")) for m in (ma, mb))
+        assert lists[0] == 0 < lists[1]
+        assert a.terminate() == 0
+        assert b.terminate() == 0

@@ -497,3 +497,67 @@ def test_consumers_get_each_finalized_list_once_before_the_horizon_passes_it() -
             assert impression_ts[str(value)] > seen_horizon
     # finish moves the horizon past the last bucket: every list's bucket is complete
     assert horizons[-1] > 200_000
+
+
+class _EarlyRecorder(_Recorder):
+    """A consumer that also takes judged scores early (streameval.finalized.JudgedEarlyConsumer)."""
+
+    def add_judged(self, scored: ScoredList) -> None:
+        self.events.append(("add_judged", scored.request_id))
+
+    def advance_judged(self, watermark_ms: int) -> None:
+        self.events.append(("advance_judged", watermark_ms))
+
+    def reset(self) -> None:
+        self.events.append(("reset", None))
+
+
+def test_follow_moves_event_time_only_when_every_source_here_is_idle() -> None:
+    """``follow``: the group's event time, for an instance whose partitions are read to their
+    ends (one that never got a record included): its lists are finalized as if its own
+    watermark had got there, judged buckets complete, and a record older than it, read later,
+    is late. It never moves a watermark back, nor one that a source here still drives."""
+    recorder = _EarlyRecorder()
+    scored: list[ScoredList] = []
+    p = Pipeline(settings(), on_scored=scored.append, consumers=[recorder])
+    p.add_source("p0")
+    p.add_source("p1")
+    assert not p.follow(100_000)  # neither is read to its end yet
+    p.set_idle("p1")
+    p.offer(imp("r1", 5_000, ["a"]), "p0", 0)
+    assert not p.follow(100_000)  # p0 is active
+    assert scored == []
+    p.set_idle("p0")  # its own newest event (5 s) bounds the watermark: r1 stays open
+    assert scored == [] and p.watermark == 5_000
+    assert p.follow(100_000)
+    assert p.watermark == 100_000
+    # r1 (5 s + 60 s of attribution) is final, and its judged score went out before that
+    assert [s.request_id for s in scored] == ["r1"]
+    assert ("add_judged", "r1") in recorder.events
+    # the judged buckets before the watermark's complete, the implicit ones before the horizon
+    assert ("advance_judged", 100_000) in recorder.events
+    assert recorder.events[-1] == ("advance", 40_000)
+    assert not p.follow(90_000)  # never back
+    assert not p.follow(100_000)
+    assert p.watermark == 100_000
+    # read later: older than the followed watermark is late, newer is taken
+    p.offer(imp("r2", 95_000, ["b"]), "p1", 0)
+    p.offer(imp("r3", 120_000, ["c"]), "p1", 1)
+    intake = p.snapshot().intake
+    assert intake.late == {"impression": 1}
+    assert intake.accepted["impression"] == 2
+    assert intake.records_read == intake.accounted == 3
+
+
+def test_an_instance_that_never_read_a_record_follows_too() -> None:
+    recorder = _EarlyRecorder()
+    p = Pipeline(settings(), consumers=[recorder])
+    p.add_source("p1")
+    assert p.watermark is None
+    assert not p.follow(100_000)  # p1 not known to be read to its end
+    p.set_idle("p1")
+    assert p.watermark is None  # nothing read: no watermark of its own, ever
+    assert p.follow(100_000)
+    assert p.watermark == 100_000
+    # its consumers hear of the judged and the implicit points as with lists
+    assert recorder.events == [("advance_judged", 100_000), ("advance", 40_000)]

@@ -235,6 +235,34 @@ def test_the_frontier_waits_for_every_partition() -> None:
     assert feed.step() == 0  # once
 
 
+@pytest.mark.parametrize(
+    ("progress", "passed"),
+    [
+        # per partition not read here: (judged, implicit, pairs) points; attribution 60 s
+        ({}, None),  # every partition is read here: nothing to follow
+        ({PARTITIONS[1]: None}, None),  # one has not reported
+        ({PARTITIONS[1]: (None, None, None)}, None),  # reported, but no point yet
+        ({PARTITIONS[1]: (5 * B, None, None)}, 5 * B),  # judged: at or before its watermark
+        ({PARTITIONS[1]: (None, 2 * B, None)}, 2 * B + 60_000),  # implicit: at its horizon
+        ({PARTITIONS[1]: (5 * B, 2 * B, 3 * B)}, 3 * B + 60_000),  # the furthest of the three
+        ({PARTITIONS[1]: (5 * B, None, None), PARTITIONS[2]: (3 * B, None, None)}, 3 * B),
+        ({PARTITIONS[1]: (5 * B, None, None), PARTITIONS[2]: None}, None),
+    ],
+)
+def test_the_watermark_passed_elsewhere_is_the_slowest_other_partitions(
+    progress: dict[str, tuple[int | None, int | None, int | None] | None], passed: int | None
+) -> None:
+    """What an instance whose partitions are all idle follows (``Pipeline.follow``): the least
+    watermark that the partitions read elsewhere show, by their progress, to have passed."""
+    _, table, feed = _fed_table()
+    here = {PARTITIONS[0]} | (set(PARTITIONS[1:]) - set(progress))
+    table.detection.put_progress(PARTITIONS[0], Progress(9 * B, 9 * B, 9 * B))  # ignored
+    for source, points in progress.items():
+        if points is not None:
+            table.detection.put_progress(source, Progress(*points))
+    assert feed.passed_elsewhere(here, 60_000) == passed
+
+
 def test_detector_records_round_trip_to_the_bit() -> None:
     seg: tuple[str, ...] = ("ltr", "treatment")
     data: DetectorBucket = {

@@ -48,6 +48,22 @@ def test_all_idle_uses_the_newest_event() -> None:
     assert wm.watermark == 295
 
 
+def test_all_idle_is_every_source_read_here_idle() -> None:
+    wm = WatermarkTracker(allowed_lateness_ms=0)
+    assert not wm.all_idle  # no source at all: nothing to say
+    wm.register("a")
+    wm.register("b")
+    wm.set_idle("a")
+    assert not wm.all_idle
+    wm.set_idle("b")
+    assert wm.all_idle  # never spoken, both read to their (empty) ends
+    wm.observe("b", 100)  # a record read: b is active again
+    assert not wm.all_idle
+    wm.set_idle("b")
+    wm.forget("a")
+    assert wm.all_idle
+
+
 def test_forget_and_advance() -> None:
     wm = WatermarkTracker(allowed_lateness_ms=0)
     wm.advance_to(500)
