@@ -16,7 +16,8 @@ simulator's ``regression_size``). For each seed:
   interleaving=True)``), through the real pipeline; the figure is the number of impressions up
   to the end of the bucket at which the ``interleaving`` detector first alarms that the
   treatment is worse (``first_alarm`` of ``replay --output json``; alpha = 0.05 over the whole
-  run, mixture scale 0.03: tuned to a preference of about 3 %).
+  run, mixture scale ``MIXTURE_SCALE`` = 0.02: about the preference a 3 % regression gives on
+  decisive lists).
 * **A/B split**: half the requests served by each arm, through the real pipeline, each list's
   NDCG@10 taken as it is scored. Two tests of "treatment below control":
   - the baseline, with the interleaving detector's own guarantee: the same always-valid
