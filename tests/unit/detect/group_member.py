@@ -26,6 +26,7 @@ class GroupMember:
         pipeline: Pipeline,
         collector: PartitionCollector,
         make_feed: Callable[[DetectorTable], GroupFeed],
+        attribution_ms: int | None = None,
     ) -> None:
         self.sources = tuple(sources)
         self.pipeline = pipeline
@@ -39,6 +40,9 @@ class GroupMember:
         self.feed = make_feed(self.table.detection)
         self.feed.set_sources(partitions)
         self.read = 0  # records of the log applied
+        #: with it, :meth:`poll` follows the group's event time as the daemon does
+        #: (``Pipeline.follow``; a no-op while a source here is not idle)
+        self.attribution_ms = attribution_ms
 
     def persist(self) -> None:
         """Write what the collector has ready (and, when due, the snapshot) to the log."""
@@ -48,6 +52,10 @@ class GroupMember:
         for key, value in self.log[self.read :]:
             self.table.apply(key, value)
         self.read = len(self.log)
+        if self.attribution_ms is not None:
+            point = self.feed.passed_elsewhere(self.collector.sources, self.attribution_ms)
+            if point is not None:
+                self.pipeline.follow(point)
         self.feed.step()
 
     def write_snapshot(self) -> None:

@@ -84,7 +84,13 @@ class Instance(GroupMember):
     """One daemon's share: a pipeline over its partitions, its collector, its own reading of
     the topic and its detectors fed by the group feed."""
 
-    def __init__(self, settings: Settings, sources: Iterable[str], topic: Topic) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        sources: Iterable[str],
+        topic: Topic,
+        partitions: tuple[str, ...] = PARTITIONS,
+    ) -> None:
         det = detectors_for(settings)
         assert det is not None
         self.detectors: Detectors = det
@@ -92,10 +98,11 @@ class Instance(GroupMember):
         super().__init__(
             sources,
             log=topic.log,
-            partitions=PARTITIONS,
+            partitions=partitions,
             pipeline=Pipeline(settings.evaluation, consumers=(collector,)),
             collector=collector,
             make_feed=lambda table: GroupFeed(det, table, history_ms=3_600_000),
+            attribution_ms=settings.evaluation.attribution_window,
         )
         self.topic = topic
 
@@ -146,6 +153,29 @@ def test_every_instance_reports_the_same_state_whatever_the_split() -> None:
     assert _alarms(reference) == _alarms(single)
     for grouped, alone in zip(reference, single, strict=True):
         assert grouped.statistic == pytest.approx(alone.statistic, rel=1e-9, abs=1e-9)
+
+
+def test_an_instance_whose_partition_never_gets_a_record_does_not_stall_the_group() -> None:
+    """A fifth partition that nobody writes to, held by an instance of its own: read to its
+    (empty) end, it follows the group's event time, so the frontier moves and both instances
+    reach, bit for bit, the state of the four busy partitions read by a group alone."""
+    settings = _settings()
+    topic = Topic()
+    empty = "search-impressions/4"
+    group = (*PARTITIONS, empty)
+    busy = Instance(settings, PARTITIONS, topic, partitions=group)
+    idle = Instance(settings, (empty,), topic, partitions=group)
+    idle.pipeline.set_idle(empty)
+    read_split([busy, idle], _records(), seed=5)
+    for inst in (idle, busy, idle, busy):  # its last following is written, then fed
+        inst.persist()
+        inst.poll()
+    reference = _group([PARTITIONS], seed=4)[0]
+    assert busy.detectors.rows() == reference
+    assert idle.detectors.rows() == reference
+    assert any(row.first_alarm_ms is not None for row in reference)
+    # and the idle one never read a list of its own (only the judgments every instance reads)
+    assert set(idle.pipeline.snapshot().intake.accepted) == {"judgment"}
 
 
 @pytest.mark.parametrize("checkpointed", [False, True])
