@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -132,6 +132,34 @@ def assert_detection_matches(metrics: dict[Any, float], want: dict[Any, dict[str
         assert first.get(key) == (None if at is None else at / 1000), key
 
 
+class GroupOfTwo(NamedTuple):
+    expected: dict[str, Any]  # replay's JSON of the whole log
+    group: str
+    env: dict[str, str]
+    a: DaemonProcess
+    b: DaemonProcess
+
+
+def group_of_two(
+    kafka_bootstrap: str, topics: Topics, tmp_path: Path, log: Log, consumer: str
+) -> GroupOfTwo:
+    """``log`` produced, replay's figures of it, and two daemons of a new group started on it.
+
+    The hand-over (one member reads first and then gives half the partitions up) re-reads
+    partitions in any order: the 15m allowed lateness of the other hand-over tests covers that,
+    for the daemons and replay alike (with 10 s, clicks of the re-read came late, and the
+    implicit series of both daemons, still equal to each other, differed from replay's)."""
+    produce(kafka_bootstrap, topics, log)
+    config = tmp_path / "lateness.toml"
+    config.write_text('[evaluation]\nallowed_lateness = "15m"\n')
+    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path), config)
+    group = f"g-{uuid.uuid4().hex}"
+    env = consumer_env(consumer) | {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
+    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
+    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    return GroupOfTwo(expected, group, env, a, b)
+
+
 @pytest.mark.parametrize("consumer", CONSUMERS)
 def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
     kafka_bootstrap: str, topics: Topics, tmp_path: Path, consumer: str
@@ -140,22 +168,10 @@ def test_two_daemons_of_a_group_report_the_same_group_wide_detection(
     two daemons holding half of the partitions each export the same detector series, equal to
     replay's of the whole log (not each its half's)."""
     log = simulated_log()
-    # The hand-over (one member reads first and then gives half the partitions up) re-reads
-    # partitions in any order: the 15m allowed lateness of the other hand-over tests covers
-    # that, for the daemons and replay alike (with 10 s, clicks of the re-read came late, and
-    # the implicit series of both daemons, still equal to each other, differed from replay's);
-    # the sentinels move the horizon (- 15m - 5m) past the 15 minutes of traffic
-    sentinels(log, T0 + 40 * 60_000)
-    produce(kafka_bootstrap, topics, log)
-    config = tmp_path / "lateness.toml"
-    config.write_text('[evaluation]\nallowed_lateness = "15m"\n')
-    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path), config)
+    sentinels(log, T0 + 40 * 60_000)  # the horizon (- 15m - 5m) past the 15 minutes of traffic
+    expected, group, env, a, b = group_of_two(kafka_bootstrap, topics, tmp_path, log, consumer)
     want = {_key({**row, **row["segment"]}): row for row in expected["detection"]}
     assert any(row["first_alarm"] is not None for row in want.values())
-    group = f"g-{uuid.uuid4().hex}"
-    env = consumer_env(consumer) | {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
-    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
-    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
     with stopped_at_exit(a, b):
 
         def settled(m: dict[Any, float]) -> bool:
@@ -213,16 +229,9 @@ def test_a_member_whose_partitions_are_never_written_to_does_not_stall_the_group
         for role, key, raw, partition in log.records
         if partition in (None, 0)  # the sentinels of the other partitions left out
     ]
-    produce(kafka_bootstrap, topics, log)
-    config = tmp_path / "lateness.toml"
-    config.write_text('[evaluation]\nallowed_lateness = "15m"\n')
-    expected = replay_json(dump_partitions(kafka_bootstrap, topics, tmp_path), config)
-    assert any(row["first_alarm"] is not None for row in expected["detection"])
+    expected, _, _, a, b = group_of_two(kafka_bootstrap, topics, tmp_path, log, consumer)
     want = {_key({**row, **row["segment"]}): row for row in expected["detection"]}
-    group = f"g-{uuid.uuid4().hex}"
-    env = consumer_env(consumer) | {"STREAMEVAL_EVALUATION__ALLOWED_LATENESS": "15m"}
-    a = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "a.log")
-    b = DaemonProcess(topics.env(kafka_bootstrap, group, free_port()) | env, tmp_path / "b.log")
+    assert any(row["first_alarm"] is not None for row in want.values())
     with stopped_at_exit(a, b):
 
         def settled(m: dict[Any, float]) -> bool:
