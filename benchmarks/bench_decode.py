@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' worke
 
 from streameval.config import load_settings
 from streameval.events.avro import AvroDecoder, SchemaStore
-from streameval.events.decode import Decoder, Invalid
+from streameval.events.decode import Invalid, decoder
 from streameval.events.formats import Formats
 from streameval.events.mapping import Mapper
 from tests.foreign_shapes import (
@@ -79,7 +79,7 @@ def main() -> int:
     segment = [rewrite(line, "segment") for line in epoch_ms]
     avro = [SegmentAvro(SCHEMA_ID).encode(line) for line in epoch_ms]
     settings = load_settings(SEGMENT_TOML)
-    native_decoder = Decoder()
+    native_decoder = decoder()
     mapped_decoder = Formats(settings.input).decoder(settings.input.default)
     avro_decoder = AvroDecoder(
         SchemaStore({SCHEMA_ID: SEGMENT_AVSC}), Mapper(settings.input.mappings["segment"])

@@ -45,7 +45,7 @@ from _common import (
 from streameval import gc_policy
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
-from streameval.events.decode import Decoder
+from streameval.events.decode import decoder
 from streameval.finalized import ListConsumer
 from streameval.pipeline import Pipeline
 
@@ -126,7 +126,7 @@ def main() -> int:
     rows = measure_interleaved(
         [
             ("json.loads", json_loop(lines)),
-            ("decode", per_line(Decoder(settings.max_record_bytes), lines)),
+            ("decode", per_line(decoder(settings.max_record_bytes), lines)),
             ("pipeline", lambda: replay_lines(lines, settings)),
             ("pipeline+detect", lambda: replay_lines(lines, settings, detect=True)),
         ],

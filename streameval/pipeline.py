@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from streameval.config import EvaluationSettings
-from streameval.events.decode import Decoder, Invalid, dedup_key
+from streameval.events.decode import Invalid, decoder, dedup_key
 from streameval.events.models import Event, Impression, Judgment
 from streameval.finalized import JudgedEarlyConsumer, ListConsumer
 from streameval.intake import IntakeCounters
@@ -87,7 +87,7 @@ class Pipeline:
         #: then nothing is scored early, nor kept for it)
         self._resettable = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
         self._early = tuple(c for c in self._resettable if getattr(c, "takes_judged", True))
-        self._decode: RecordDecoder = Decoder(settings.max_record_bytes)
+        self._decode: RecordDecoder = decoder(settings.max_record_bytes)
         #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
         self._decoder_for = decoder_for
         self._decoders: dict[str, RecordDecoder] = {}

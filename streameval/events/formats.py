@@ -11,16 +11,15 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Callable
-from functools import partial
 
 from streameval.config import InputSettings, SourceFormat
 from streameval.events.avro import AvroDecoder, SchemaStore
 from streameval.events.decode import (
     DEFAULT_MAX_BYTES,
-    Decoder,
     Invalid,
     decode_native,
     decode_ubi,
+    decoder,
 )
 from streameval.events.mapping import MappedJsonDecoder, Mapper
 from streameval.events.models import Event
@@ -56,11 +55,11 @@ class Formats:
 
     def _build(self, fmt: SourceFormat) -> RecordDecoder:
         if fmt.format == "auto":
-            return Decoder(self.max_bytes)
+            return decoder(self.max_bytes)
         if fmt.format == "native":
-            return partial(decode_native, max_bytes=self.max_bytes)
+            return decoder(self.max_bytes, decode_native)
         if fmt.format == "ubi":
-            return partial(decode_ubi, max_bytes=self.max_bytes)
+            return decoder(self.max_bytes, decode_ubi)
         mapper = self.mapper(fmt.mapping or "")
         if fmt.encoding == "avro":
             return AvroDecoder(self.schemas(), mapper, self.max_bytes)

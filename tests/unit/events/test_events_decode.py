@@ -13,9 +13,9 @@ from streameval.events.decode import (
     DEFAULT_MAX_BYTES,
     INVALID_REASONS,
     MAX_DETAIL_CHARS,
-    Decoder,
     Invalid,
     decode,
+    decoder,
     dedup_key,
 )
 from streameval.events.models import (
@@ -236,13 +236,13 @@ def test_too_large_is_checked_before_parsing() -> None:
     result = _invalid(ten_mb)
     assert result.reason == "too_large"
     assert str(DEFAULT_MAX_BYTES) in result.detail
-    small_cap = Decoder(max_bytes=64)
+    small_cap = decoder(max_bytes=64)
     raw = _raw(_click())
     assert len(raw) > 64
     capped = small_cap(raw)
     assert isinstance(capped, Invalid)
     assert capped.reason == "too_large"
-    assert isinstance(Decoder(max_bytes=len(raw)).decode(raw), Click)  # the cap is inclusive
+    assert isinstance(decoder(max_bytes=len(raw))(raw), Click)  # the cap is inclusive
 
 
 @pytest.mark.parametrize(
