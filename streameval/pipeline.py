@@ -225,13 +225,13 @@ class Pipeline:
         ts = event.timestamp
         if offset >= 0:
             self._note_offset(source, ts, offset)
-        tracker = self._watermark
-        watermark = tracker.watermark
+        # the watermark the event is judged against (as of before it), and the one it leaves
+        before, watermark = self._watermark.observe(source, ts)
         if isinstance(event, Impression):
             horizon_before = None if counted_before is None else counted_before[0]
             outcome, resolved = self._joiner.add_impression(
                 event,
-                watermark,
+                before,
                 counted_before=horizon_before is not None and ts <= horizon_before,
                 source=source,
             )
@@ -245,18 +245,16 @@ class Pipeline:
             kind = "impression"
         else:
             key = dedup_key(event, raw)
-            outcome = self._joiner.add_click(event, key, watermark, counted=count)
+            outcome = self._joiner.add_click(event, key, before, counted=count)
             self._count(outcome, "click", count)
             if outcome is Outcome.PENDING and ts + 1 < self._due:
                 self._due = ts + 1  # expires once the watermark passes it
             kind = "click"
-        tracker.observe(source, ts)
-        watermark = tracker.watermark
         if watermark is not None:
             if watermark >= self._early_due:
                 self._pass_judged(watermark)
             if watermark >= self._due:
-                self.advance()
+                self._advance(watermark)
         return _OFFERED[outcome, kind]
 
     def _opened(self, ts: int) -> None:
@@ -390,8 +388,11 @@ class Pipeline:
     def advance(self) -> None:
         """Finalize and score every list the watermark has closed; expire waiting clicks."""
         watermark = self._watermark.watermark
-        if watermark is None:
-            return
+        if watermark is not None:
+            self._advance(watermark)
+
+    def _advance(self, watermark: int) -> None:
+        """:meth:`advance` to ``watermark``, the tracker's watermark as just read."""
         joiner = self._joiner
         if watermark >= self._early_due:
             self._pass_judged(watermark)

@@ -29,8 +29,12 @@ class WatermarkTracker:
         self._newest.setdefault(source, None)
         self._dirty = True
 
-    def observe(self, source: str, ts_ms: int) -> None:
-        """An event with time ``ts_ms`` was read from ``source`` (marks it active)."""
+    def observe(self, source: str, ts_ms: int) -> tuple[int | None, int | None]:
+        """An event with time ``ts_ms`` was read from ``source`` (marks it active). Returns the
+        watermark before it and after it, each a read as of :attr:`watermark`: the intake judges
+        every event against the first and acts on the second, here without two calls of the
+        property (~0.7 k instructions each)."""
+        before = self._recompute() if self._dirty else self._watermark
         newest = self._newest.get(source)
         if newest is None or ts_ms > newest:
             self._newest[source] = ts_ms
@@ -42,6 +46,7 @@ class WatermarkTracker:
         if self._idle and source in self._idle:
             self._idle.discard(source)
             self._dirty = True
+        return before, self._recompute() if self._dirty else self._watermark
 
     def set_idle(self, source: str, idle: bool = True) -> None:
         if idle:
@@ -65,8 +70,10 @@ class WatermarkTracker:
     @property
     def watermark(self) -> int | None:
         """The current watermark in epoch ms, or None before any event."""
-        if not self._dirty:
-            return self._watermark
+        return self._recompute() if self._dirty else self._watermark
+
+    def _recompute(self) -> int | None:
+        """The watermark once the sources changed (a read: it never moves back after one)."""
         self._dirty = False
         self._floor = None
         idle = self._idle

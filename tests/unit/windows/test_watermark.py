@@ -26,6 +26,7 @@ def test_out_of_order_events_do_not_lower_a_source() -> None:
 
 def test_idle_partition_does_not_hold_the_watermark_back() -> None:
     wm = WatermarkTracker(allowed_lateness_ms=5)
+    wm.register("quiet")  # (else busy's first event, read at once, already moves it to 995)
     wm.observe("busy", 1_000)
     wm.observe("quiet", 100)
     assert wm.watermark == 95
@@ -136,16 +137,19 @@ def test_the_tracker_agrees_with_the_definition_recomputed_at_every_read(
     ops: list[tuple[str, str | None, object]],
 ) -> None:
     """The tracker skips recomputing when a source ahead of the slowest one moves; whatever the
-    order of operations, every read equals the minimum recomputed from scratch."""
+    order of operations, every read (and observe, which returns the watermark before and after
+    the event) equals the minimum recomputed from scratch."""
     tracker = WatermarkTracker(allowed_lateness_ms=7)
     model = _Model(7)
     for op, source, arg in ops:
         if op == "observe" and source is not None and isinstance(arg, int):
-            tracker.observe(source, arg)
+            before, after = tracker.observe(source, arg)
+            assert before == model.read()  # observe reads the watermark before the event,
             old = model.newest.get(source)
             if old is None or arg > old:
                 model.newest[source] = arg
             model.idle.discard(source)
+            assert after == model.read()  # and after it
         elif op == "idle" and source is not None:
             tracker.set_idle(source, bool(arg))
             if arg:
