@@ -138,8 +138,10 @@ class Pipeline:
         # per source: bucket -> smallest offset of a record with an event time in that bucket
         self._offsets: dict[str, dict[int, int]] = {}
         self._next_offset: dict[str, int] = {}
-        self._noted_source: str | None = None  # the last (source, bucket) _note_offset noted
-        self._noted_bucket = 0
+        # the (source, bucket [start, end)) _note_offset noted last: a record inside it needs
+        # two comparisons in offer, not a call and the modulo of an epoch-ms timestamp
+        self._noted_source: str | None = None
+        self._noted_start = self._noted_end = 0
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop)
         self._due: float = math.inf
@@ -223,7 +225,9 @@ class Pipeline:
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
         ts = event.timestamp
-        if offset >= 0:
+        if offset >= 0 and not (
+            self._noted_start <= ts < self._noted_end and source == self._noted_source
+        ):  # (else offsets only grew since: the smallest of its bucket is noted already)
             self._note_offset(source, ts, offset)
         # the watermark the event is judged against (as of before it), and the one it leaves
         before, watermark = self._watermark.observe(source, ts)
@@ -330,9 +334,7 @@ class Pipeline:
 
     def _note_offset(self, source: str, ts: int, offset: int) -> None:
         """Remember the smallest offset of a record of ``source`` in each event-time bucket."""
-        b = ts - ts % self._bucket_ms  # bucket_start, inlined: this runs once per record
-        if source == self._noted_source and b == self._noted_bucket:
-            return  # offsets only grow between resets: the bucket's smallest is already noted
+        b = ts - ts % self._bucket_ms  # bucket_start, inlined
         buckets = self._offsets.get(source)
         if buckets is None:
             buckets = self._offsets[source] = {}
@@ -340,7 +342,7 @@ class Pipeline:
         if first is None or offset < first:
             buckets[b] = offset
         self._noted_source = source
-        self._noted_bucket = b
+        self._noted_start, self._noted_end = b, b + self._bucket_ms
 
     # --- event-time progress ----------------------------------------------------------------
 
