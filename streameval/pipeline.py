@@ -26,6 +26,7 @@ from streameval.join import (
     Outcome,
     SegmentCapper,
 )
+from streameval.join.open_lists import ACCEPTED, DUPLICATE, INVALID, LATE, PENDING, UNMATCHED
 from streameval.scored import EVICTED, RELEVANCE_SOURCES, ScoredList
 from streameval.scoring import ListScorer
 from streameval.snapshot import Snapshot
@@ -219,7 +220,7 @@ class Pipeline:
                 self._intake.invalid[event.reason] += 1
                 if self._dead_letter is not None:
                     self._dead_letter(raw, event, source, offset)
-            return Offered(Outcome.INVALID, None, event)
+            return Offered(INVALID, None, event)
         if isinstance(event, Judgment):
             outcome = self._apply_judgment(event, raw, judgment_key)
             self._count(outcome, "judgment", count)
@@ -244,14 +245,14 @@ class Pipeline:
                     self._intake.pending -= 1
                     self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
-            if outcome is Outcome.ACCEPTED:
+            if outcome is ACCEPTED:
                 self._opened(ts)
             kind = "impression"
         else:
             key = dedup_key(event, raw)
             outcome = self._joiner.add_click(event, key, before, counted=count)
             self._count(outcome, "click", count)
-            if outcome is Outcome.PENDING and ts + 1 < self._due:
+            if outcome is PENDING and ts + 1 < self._due:
                 self._due = ts + 1  # expires once the watermark passes it
             kind = "click"
         if watermark is not None:
@@ -289,7 +290,7 @@ class Pipeline:
         if raw is None and key is not None:
             forgotten = self._judgment_keys.pop(key, None)
             deleted = forgotten is not None and self._judgments.delete(*forgotten)
-            outcome = Outcome.ACCEPTED if deleted else Outcome.DUPLICATE
+            outcome = ACCEPTED if deleted else DUPLICATE
             self._count(outcome, "judgment", True)
             return _OFFERED[outcome, "judgment"]
         return self.offer(raw or b"", source, record_ms=record_ms, judgment_key=key)
@@ -297,14 +298,14 @@ class Pipeline:
     def _apply_judgment(self, judgment: Judgment, raw: bytes, key: bytes | None) -> Outcome:
         if key is None:  # its identity: its event_id, else the exact record (DESIGN §2)
             if not self._judgment_ids.add(dedup_key(judgment, raw)):
-                return Outcome.DUPLICATE
+                return DUPLICATE
             self._judgments.apply(judgment)
-            return Outcome.ACCEPTED
+            return ACCEPTED
         # a keyed topic: the key is the identity, and its latest value is what it says, as
         # compaction keeps it (even dated before the value it replaces)
         self._key_judgment(key, judgment)
         changed = self._judgments.apply(judgment, replace=True)
-        return Outcome.ACCEPTED if changed else Outcome.DUPLICATE
+        return ACCEPTED if changed else DUPLICATE
 
     def _key_judgment(self, key: bytes, judgment: Judgment) -> None:
         """Remember what ``key``'s latest value set; compaction keeps only that value, so what
@@ -321,15 +322,15 @@ class Pipeline:
         intake = self._intake
         if new_record:
             intake.read += 1
-        if outcome is Outcome.ACCEPTED:
+        if outcome is ACCEPTED:
             intake.accepted[kind] += 1
-        elif outcome is Outcome.PENDING:
+        elif outcome is PENDING:
             intake.pending += 1
-        elif outcome is Outcome.DUPLICATE:
+        elif outcome is DUPLICATE:
             intake.duplicate[kind] += 1
-        elif outcome is Outcome.LATE:
+        elif outcome is LATE:
             intake.late[kind] += 1
-        elif outcome is Outcome.UNMATCHED:
+        elif outcome is UNMATCHED:
             intake.unmatched += 1
 
     def _note_offset(self, source: str, ts: int, offset: int) -> None:
