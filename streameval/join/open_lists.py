@@ -66,7 +66,8 @@ class InteractionGrades:
 
     def grade(self, click: Click) -> float:
         grade = self.by_action.get(click.action, 0.0)
-        if click.dwell_ms is not None and click.dwell_ms >= self.dwell_min_ms:
+        dwell_ms = click.dwell_ms  # (an event's field costs more than a local: see attach)
+        if dwell_ms is not None and dwell_ms >= self.dwell_min_ms:
             grade = max(grade, self.dwell_grade)
         return grade
 
@@ -132,16 +133,19 @@ class OpenList:
         grades = self.grades
         if grades is None:
             grades = self.grades = {}
-        grades[click.doc_id] = max(grade, grades.get(click.doc_id, grade))  # a doc takes its best
+        # read once: a field of an event (a pydantic model, whose class defines __getattr__) is
+        # looked up through that slot, ~0.35 k instructions more than a local each time
+        doc_id = click.doc_id
+        grades[doc_id] = max(grade, grades.get(doc_id, grade))  # a doc takes its best
         if click.action == "click":
             self.clicked = True
             if self.teams is not None:
                 if self.clicked_docs is None:
                     self.clicked_docs = set()
-                self.clicked_docs.add(click.doc_id)
+                self.clicked_docs.add(doc_id)
             rank: int | None
             try:
-                rank = self.doc_ids.index(click.doc_id) + 1
+                rank = self.doc_ids.index(doc_id) + 1
             except ValueError:
                 rank = click.position  # a result we did not see listed: trust its position
             if rank is not None and (self.first_click_rank is None or rank < self.first_click_rank):
@@ -205,7 +209,8 @@ class Joiner:
         rid = impression.request_id
         if rid in self._open:
             return DUPLICATE, []
-        if watermark is not None and impression.timestamp < watermark:
+        ts = impression.timestamp  # (read once, as OpenList.attach reads a click's fields)
+        if watermark is not None and ts < watermark:
             return LATE, []
         labels = impression.labels
         if impression.teams is not None and INTERLEAVED_LABEL not in labels:
@@ -214,10 +219,10 @@ class Joiner:
         lst = OpenList(impression, self._segment_of(labels), counted_before, source)
         self._open[rid] = lst
         self._seq += 1
-        heapq.heappush(self._deadlines, (impression.timestamp, self._seq, rid))
+        heapq.heappush(self._deadlines, (ts, self._seq, rid))
         pb = self._pass_bucket
         if pb is not None:  # kept until the watermark passes its bucket (:meth:`passed`)
-            if self._unpassed_start <= impression.timestamp < self._unpassed_end:
+            if self._unpassed_start <= ts < self._unpassed_end:
                 self._unpassed_last.append(lst)  # the bucket of the last one (most impressions)
             else:
                 self._unpass_in_bucket(lst, pb)
