@@ -194,7 +194,7 @@ class ListScorer:
     ) -> SourceScore:
         ndcg = scores.ndcg
         outcome = SCORED
-        if not scores.has_relevance:
+        if ndcg[0] is None:  # not scores.has_relevance, without a property's call (~0.7 k instr.)
             outcome = NO_RELEVANCE
             if self._zero:
                 ndcg = (0.0,) * len(ndcg)
