@@ -204,7 +204,10 @@ class Pipeline:
             if self._decoder_for is None
             else self._decoders.get(source) or self._source_decoder(source)
         )(raw)
-        if record_ms > 0 and not isinstance(event, Invalid):
+        # dispatched on the exact class, which every decoder makes (never a subclass): isinstance
+        # against an event's class, a pydantic model's (an ABCMeta), runs __instancecheck__ in
+        # Python (~1.1 k instructions when it fails, against ~0.2 k for ``type(event) is``)
+        if record_ms > 0 and type(event) is not Invalid:
             ahead = event.timestamp - record_ms
             if ahead > self._max_future_skew:
                 event = Invalid(
@@ -214,14 +217,14 @@ class Pipeline:
                 )
         if offset >= 0:
             self._next_offset[source] = offset + 1
-        if isinstance(event, Invalid):
+        if type(event) is Invalid:
             if count:
                 self._intake.read += 1
                 self._intake.invalid[event.reason] += 1
                 if self._dead_letter is not None:
                     self._dead_letter(raw, event, source, offset)
             return Offered(INVALID, None, event)
-        if isinstance(event, Judgment):
+        if type(event) is Judgment:
             outcome = self._apply_judgment(event, raw, judgment_key)
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
@@ -232,7 +235,7 @@ class Pipeline:
             self._note_offset(source, ts, offset)
         # the watermark the event is judged against (as of before it), and the one it leaves
         before, watermark = self._watermark.observe(source, ts)
-        if isinstance(event, Impression):
+        if type(event) is Impression:
             horizon_before = None if counted_before is None else counted_before[0]
             outcome, resolved = self._joiner.add_impression(
                 event,

@@ -16,7 +16,7 @@ import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, final
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -72,6 +72,7 @@ EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(TaggedEvent)
 _validate_json: Callable[[bytes | str], Event] = EVENT_ADAPTER.validator.validate_json
 
 
+@final  # never subclassed: the intake dispatches on the exact class
 @dataclass(frozen=True, slots=True)
 class Invalid:
     """Why one record was refused: ``reason`` (one of :data:`INVALID_REASONS`) and a short,

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import threading
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, Literal, NotRequired, Self, TypeAlias
+from typing import Annotated, Any, Literal, NotRequired, Self, TypeAlias, final
 
 import annotated_types
 from pydantic import (
@@ -338,6 +338,7 @@ def query_id_from(query: str | None) -> str:
     return normalized
 
 
+@final  # never subclassed: the intake dispatches on the exact class
 class Impression(BaseModel):
     """One result page served: the ranked list that clicks and judgments are joined to."""
 
@@ -377,6 +378,7 @@ Action = Annotated[
 ]
 
 
+@final  # never subclassed: the intake dispatches on the exact class
 class Click(BaseModel):
     """A user interaction with one shown result (``action``: click, dwell, purchase, ...)."""
 
@@ -396,6 +398,7 @@ class Click(BaseModel):
     event_id: Id | None = None
 
 
+@final  # never subclassed: the intake dispatches on the exact class
 class Judgment(BaseModel):
     """An explicit graded label for (``query_id``, ``doc_id``), by a rater or a model."""
 
