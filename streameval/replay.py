@@ -14,7 +14,6 @@ from contextlib import ExitStack
 from typing import Any, BinaryIO
 
 from streameval.errors import InputError
-from streameval.events.avro import container_records
 from streameval.events.formats import Formats
 from streameval.pipeline import DecoderFor, Pipeline
 
@@ -66,6 +65,8 @@ def interleave(files: Sequence[Iterator[tuple[int, bytes]]]) -> Iterator[tuple[i
 def _records(path: str, fh: BinaryIO, formats: Formats | None) -> Iterator[tuple[int, bytes]]:
     """The records of one file: its lines, or the records of an Avro container file."""
     if formats is not None and formats.file_format(path).encoding == "avro":
+        from streameval.events.avro import container_records  # (fastavro: only when needed)
+
         return enumerate(container_records(fh, formats.schemas()))
     return lines(fh)
 

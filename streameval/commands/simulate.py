@@ -12,9 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from streameval.sim.records import SimRecord
+if TYPE_CHECKING:  # (every command's start imports this module: the simulator only when run)
+    from streameval.sim.records import SimRecord
 
 DEFAULT_RATE = 10.0
 DEFAULT_SPEED = 1.0

@@ -11,9 +11,9 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from streameval.config import InputSettings, SourceFormat
-from streameval.events.avro import AvroDecoder, SchemaStore
 from streameval.events.decode import (
     DEFAULT_MAX_BYTES,
     Invalid,
@@ -23,6 +23,9 @@ from streameval.events.decode import (
 )
 from streameval.events.mapping import MappedJsonDecoder, Mapper
 from streameval.events.models import Event
+
+if TYPE_CHECKING:  # imported where used: fastavro costs every start ~30 ms, Avro input is rare
+    from streameval.events.avro import SchemaStore
 
 __all__ = ["Formats", "RecordDecoder"]
 
@@ -62,12 +65,16 @@ class Formats:
             return decoder(self.max_bytes, decode_ubi)
         mapper = self.mapper(fmt.mapping or "")
         if fmt.encoding == "avro":
+            from streameval.events.avro import AvroDecoder
+
             return AvroDecoder(self.schemas(), mapper, self.max_bytes)
         return MappedJsonDecoder(mapper, self.max_bytes)
 
     def schemas(self) -> SchemaStore:
         """The Avro schemas (files read at the first call; the registry asked per id)."""
         if self._schemas is None:
+            from streameval.events.avro import SchemaStore
+
             s = self.settings
             self._schemas = SchemaStore(
                 s.avro_schemas, s.schema_registry_url, s.schema_registry_timeout / 1000
