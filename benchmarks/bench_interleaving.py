@@ -48,7 +48,7 @@ import statistics
 import sys
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from _common import Result, Target, suite_parser, write_json
@@ -190,10 +190,12 @@ class ArmLists:
     implicit: list[float | None]
 
 
-def ab_run(seed: int, impressions: int) -> ArmLists:
-    config = sim_config(seed, interleaving=False)
-    lists: list[ScoredList] = []
-    pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=lists.append)
+def score_impressions(
+    config: SimConfig, impressions: int, on_scored: Callable[[ScoredList], None]
+) -> None:
+    """The traffic of ``config`` up to its ``impressions``-th impression through a fresh
+    pipeline, finished: every list scored (``on_scored``)."""
+    pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=on_scored)
     n = 0
     for record in traffic(config, START_MS):
         if record.kind == "impression":
@@ -202,6 +204,11 @@ def ab_run(seed: int, impressions: int) -> ArmLists:
                 break
         pipeline.offer(record.raw)
     pipeline.finish()
+
+
+def ab_run(seed: int, impressions: int) -> ArmLists:
+    lists: list[ScoredList] = []
+    score_impressions(sim_config(seed, interleaving=False), impressions, lists.append)
     lists.sort(key=lambda s: s.timestamp)
     out = ArmLists([], [], [])
     for scored in lists:
@@ -413,15 +420,7 @@ def strata(seeds: Sequence[int], impressions: int) -> int:
     for seed in seeds:
         config = sim_config(seed, interleaving=True)
         counts.pair = (config.treatment.name, config.control.name)
-        pipeline = Pipeline(EvaluationSettings(ks=(K,)), on_scored=counts.scored)
-        n = 0
-        for record in traffic(config, START_MS):
-            if record.kind == "impression":
-                n += 1
-                if n > impressions:
-                    break
-            pipeline.offer(record.raw)
-        pipeline.finish()
+        score_impressions(config, impressions, counts.scored)
         print(f"seed {seed}: {sum(counts.lists)} interleaved lists so far", flush=True)
     decisive, total = counts.decisive, counts.total
     means = [total[i] / decisive[i] for i in (0, 1)]
