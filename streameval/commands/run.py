@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import logging
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from streameval import gc_policy
 
 if TYPE_CHECKING:
     from streameval.config import KafkaSettings
+
+#: a stop still under way after this long prints every thread's stack to stderr (the log): where
+#: a shutdown hangs, for whoever then kills the daemon (Kubernetes does after 30 s by default)
+STOP_STACKS_S = 20.0
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,17 +45,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def client_log_level(log_level: str, client: str | None) -> int:
     """The Kafka client's log level: ``client`` when given, else ``log_level`` but never below
     WARNING (kafka-python logs every connection and rebalance step at INFO)."""
-    import logging
-
     if client is not None:
         return logging.getLevelNamesMapping()[client]
     return max(logging.WARNING, logging.getLevelNamesMapping()[log_level])
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
     import signal
-    import threading
 
     from streameval.config import load_settings
     from streameval.daemon import Daemon
@@ -67,18 +71,34 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
     stop = threading.Event()
-
-    def _stop(signum: int, _frame: object) -> None:
-        logging.getLogger("streameval").info("signal %d: stopping", signum)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, _stop)
-    signal.signal(signal.SIGINT, _stop)
+    on_signal = stop_handler(stop)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
         Daemon(settings).run(stop)
     except KafkaUnavailableError as exc:
         raise KafkaUnavailableError(f"{exc}{_sasl_hint(settings.kafka)}") from exc
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    logging.getLogger("streameval").info("stopped")
     return 0
+
+
+def stop_handler(
+    stop: threading.Event, stacks_after_s: float = STOP_STACKS_S
+) -> Callable[[int, object], None]:
+    """The handler of SIGTERM and SIGINT: sets ``stop``, and at the first signal arms
+    :mod:`faulthandler` to print every thread's stack to stderr if the process is still there
+    ``stacks_after_s`` later. A shutdown waits on brokers (the last commit, leaving the group);
+    when one of those waits hangs, the log then says which."""
+
+    def handle(signum: int, _frame: object) -> None:
+        logging.getLogger("streameval").info("signal %d: stopping", signum)
+        if not stop.is_set():
+            faulthandler.dump_traceback_later(stacks_after_s, exit=False)
+        stop.set()
+
+    return handle
 
 
 def _sasl_hint(kafka: KafkaSettings) -> str:

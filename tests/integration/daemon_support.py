@@ -432,8 +432,17 @@ class DaemonProcess:
         )
 
     def terminate(self, timeout_s: float = 30) -> int:
+        """SIGTERM, and the exit code; a daemon still running after ``timeout_s`` fails the test
+        with its log tail and stacks (where its shutdown hangs), and is killed."""
         self.proc.terminate()
-        code = self.proc.wait(timeout=timeout_s)
+        try:
+            code = self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            diagnosis = self.post_mortem()
+            self.kill()
+            raise AssertionError(
+                f"{self.log_path.name}: still running {timeout_s:g} s after SIGTERM" + diagnosis
+            ) from None
         self._log.close()
         return code
 
