@@ -109,6 +109,8 @@ class Daemon:
         validate_segment_labels(settings.evaluation.segment_labels)
         self._settings = settings
         self._intervals = intervals or Intervals(commit_s=settings.kafka.commit_interval / 1000)
+        #: the longest a commit waits for the state topic's and the dead letters' acknowledgements
+        self._flush_timeout_s = min(10.0, max(1.0, self._intervals.commit_s))
         self._clock = clock
         self._client = client_config(settings.kafka.model_dump())
         self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
@@ -243,7 +245,7 @@ class Daemon:
             self._settings.kafka.group_id,
             self._client,
             bucket_ms=self._settings.evaluation.bucket,
-            flush_timeout_s=min(10.0, max(1.0, self._intervals.commit_s)),
+            flush_timeout_s=self._flush_timeout_s,
         )
         n = state.read_to_end()
         _LOG.info("read %d state records from %s", n, topic)
@@ -358,6 +360,12 @@ class Daemon:
         self._catch_up_to = None
         _LOG.info("%d partitions %s", len(partitions), "lost" if lost else "revoked")
         commits = {} if lost else self._commits(partitions)
+        if commits:
+            try:
+                self._flush_dead_letters()
+            except KafkaError as exc:  # the next owner reads them again: nothing is lost
+                _LOG.warning("revoked partitions not committed: %s", exc)
+                commits = {}
         for tp in partitions:
             source = source_of(tp.topic, tp.partition)
             self._pipeline.forget_source(source)
@@ -495,6 +503,7 @@ class Daemon:
         if self._stream is not None and partitions:
             self._try_persist(partitions, final=final)
             commits = self._commits(partitions)
+            self._flush_dead_letters()
             self._stream.commit(commits)
             for tp, (_, checkpoint) in commits.items():
                 if checkpoint.persisted_before is not None:
@@ -576,6 +585,20 @@ class Daemon:
                     state.write_snapshot(*snapshot)
         return written
 
+    def _flush_dead_letters(self) -> None:
+        """Wait until every dead letter queued so far is acknowledged (or failed for good:
+        logged and counted by the sink). A commit says that the records before it are done
+        with; the dead letter of one of them still in the producer's buffer would be lost to a
+        crash, since a restart reads on from the commit. Raises ``KafkaError`` when they are not
+        acknowledged within the flush timeout: no commit then (the next one tries again, and a
+        re-read after a crash writes those dead letters again: at least once, never lost)."""
+        try:
+            self._dlq.flush(timeout_s=self._flush_timeout_s)
+        except KafkaError as exc:
+            raise KafkaError(
+                f"dead letters not acknowledged within {self._flush_timeout_s:g} s: {exc}"
+            ) from exc
+
     def _commits(self, partitions: set[TopicPartition]) -> Commits:
         """Per partition: the oldest offset the state still needs, and the checkpoint."""
         offsets = self._pipeline.commit_offsets()
@@ -611,5 +634,5 @@ class Daemon:
         if self._state is not None:
             self._state.close()
             self._state = None
-        self._dlq.close()
+        self._dlq.close(timeout_s=self._flush_timeout_s)
         self.server.stop()

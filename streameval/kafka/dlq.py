@@ -37,6 +37,9 @@ FIELD_HEADER = "streameval.field"
 #: ``max_request_size`` (1,048,576) and the broker's default ``message.max.bytes`` (1,048,588),
 #: with room for the record and batch overhead
 MAX_DEAD_LETTER_BYTES = 1_000_000
+#: the producer waits this long to batch dead letters (a burst of bad records goes in few
+#: requests); a commit flushes them first (the daemon's ``_commit``), so none waits past it
+LINGER_MS = 50
 #: a cut dead letter keeps this much of its key
 MAX_TRUNCATED_KEY_BYTES = 1024
 
@@ -95,7 +98,7 @@ class DeadLetterSink:
         if not topic:
             return
         try:
-            self._producer = KafkaProducer(**{**config, "acks": "all", "linger_ms": 50})
+            self._producer = KafkaProducer(**{**config, "acks": "all", "linger_ms": LINGER_MS})
         except KafkaError as error:
             raise KafkaUnavailableError(
                 f"cannot connect to produce to the dead-letter topic: {error}"
