@@ -440,8 +440,14 @@ class DaemonProcess:
         except subprocess.TimeoutExpired:
             diagnosis = self.post_mortem()
             self.kill()
+            # the daemon's own dump of its threads (faulthandler, 20 s after the signal: see
+            # streameval.commands.run.stop_handler), in case py-spy could not attach
+            raw = self.log_path.read_text(errors="replace").splitlines()[-120:]
             raise AssertionError(
-                f"{self.log_path.name}: still running {timeout_s:g} s after SIGTERM" + diagnosis
+                f"{self.log_path.name}: still running {timeout_s:g} s after SIGTERM"
+                + diagnosis
+                + "\n--- the log's last lines as written:\n"
+                + "\n".join(raw)
             ) from None
         self._log.close()
         return code
