@@ -19,8 +19,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kafka import KafkaProducer
-from kafka.errors import KafkaError
+from kafka import KafkaAdminClient, KafkaProducer
+from kafka.admin import NewTopic
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from streameval.errors import KafkaUnavailableError
 from streameval.kafka.records import RawRecord
@@ -97,6 +98,7 @@ class DeadLetterSink:
         self._producer: Any = None
         if not topic:
             return
+        ensure_topic(topic, config)
         try:
             self._producer = KafkaProducer(**{**config, "acks": "all", "linger_ms": LINGER_MS})
         except KafkaError as error:
@@ -152,3 +154,31 @@ class DeadLetterSink:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def ensure_topic(topic: str, config: Mapping[str, object]) -> None:
+    """Create the dead-letter topic when it is missing (one partition, the broker's defaults
+    otherwise). Where the broker does not create topics on demand, a producer sending to a
+    missing topic waits for its metadata up to ``max_block_ms`` (60 s) per dead letter, and the
+    read loop with it; the dead letter is then lost. Raises :class:`KafkaUnavailableError` when
+    the topic is missing and cannot be created (e.g. not authorized)."""
+    try:
+        admin = KafkaAdminClient(**config)
+    except KafkaError as error:
+        raise KafkaUnavailableError(
+            f"cannot connect to check the dead-letter topic: {error}"
+        ) from error
+    try:
+        if topic in admin.list_topics():
+            return
+        admin.create_topics([NewTopic(topic, 1, -1)])
+        log.info("created the dead-letter topic %s (1 partition)", topic)
+    except TopicAlreadyExistsError:  # created meanwhile, e.g. by another instance
+        return
+    except KafkaError as error:
+        raise KafkaUnavailableError(
+            f"dead-letter topic {topic!r} does not exist and cannot be created ({error}): "
+            'create it, or set kafka.dlq_topic = "" to turn dead letters off'
+        ) from error
+    finally:
+        admin.close()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 
 from streameval.kafka.dlq import REASON_HEADER, SOURCE_HEADER, DeadLetterSink
 from streameval.kafka.records import RawRecord
@@ -69,3 +70,33 @@ def test_an_empty_topic_name_disables_the_sink_without_connecting() -> None:
     sink.flush()
     sink.close()
     assert sink.sent == 0
+
+
+@pytest.mark.kafka
+def test_a_missing_dead_letter_topic_is_created_at_start(kafka_bootstrap: str) -> None:
+    """Where the broker does not create topics on demand, a producer sending to a missing one
+    waits up to 60 s (``max_block_ms``) for its metadata, per dead letter, and the read loop
+    with it: the sink creates its topic when it starts, before any record is read."""
+    topic = f"dlq-absent-{uuid.uuid4().hex}"
+    admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap)
+    try:
+        assert topic not in admin.list_topics()
+        with DeadLetterSink(topic, {"bootstrap_servers": kafka_bootstrap}) as sink:
+            assert topic in admin.list_topics()  # before any dead letter was sent
+            assert sink.sent == 0
+            sink.send(_bad(7, b"req-7"), "invalid_json")
+            sink.flush(timeout_s=30)
+            assert (sink.sent, sink.failed) == (1, 0)
+        # started again on the topic it made: nothing to create, nothing lost
+        with DeadLetterSink(topic, {"bootstrap_servers": kafka_bootstrap}) as again:
+            again.send(_bad(8, b"req-8"), "invalid_json")
+            again.flush(timeout_s=30)
+            assert (again.sent, again.failed) == (1, 0)
+        ends = KafkaConsumer(bootstrap_servers=kafka_bootstrap)
+        try:
+            assert ends.end_offsets([TopicPartition(topic, 0)]) == {TopicPartition(topic, 0): 2}
+        finally:
+            ends.close()
+    finally:
+        admin.delete_topics([topic])
+        admin.close()
