@@ -344,6 +344,7 @@ class Daemon:
                 self._snapshot(),
                 state_records_invalid=0 if state is None else state.table.invalid,
                 reread_records_deleted=self._records_deleted,
+                dead_letters_failed=self._dlq.failed,
                 ready=ready,
             )
         )

@@ -227,5 +227,7 @@ class Snapshot:
     state_records_invalid: int = 0
     #: records a re-read needed that retention had deleted, since start
     reread_records_deleted: int = 0
+    #: dead letters the broker did not take (each also a WARNING naming its record), since start
+    dead_letters_failed: int = 0
     #: regression detectors, one row per detector and series (empty when none run)
     detection: tuple[DetectionRow, ...] = ()

@@ -104,6 +104,8 @@ _HELP: dict[str, str] = {
     "ours (corrupt or foreign): skipped; their partition is re-read in full.",
     names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
     "but the topic no longer held (deleted by retention since the commit).",
+    names.DEAD_LETTERS_FAILED_TOTAL: "Dead letters the dead-letter topic did not take (refused, "
+    "or not delivered in time); each is also a warning in the log naming its record.",
     names.FORGOTTEN_IDS_TOTAL: "Remembered identities forgotten over their cap before their "
     "time, by kind (judgment: a re-sent judgment may then count again; list: a click for that "
     "list then counts unmatched instead of late).",
@@ -154,6 +156,7 @@ _COUNTERS: tuple[str, ...] = (
     names.STATE_RECORDS_INVALID_TOTAL,
     names.REREAD_RECORDS_DELETED_TOTAL,
     names.FORGOTTEN_IDS_TOTAL,
+    names.DEAD_LETTERS_FAILED_TOTAL,
 )
 
 
@@ -359,7 +362,9 @@ def _state_families(snapshot: Snapshot, version: str) -> list[Metric]:
     forgotten = _counter(names.FORGOTTEN_IDS_TOTAL, ["kind"])
     for kind in ("judgment", "list"):
         forgotten.add_metric([kind], snapshot.forgotten_ids.get(kind, 0))
-    families += [invalid_state, deleted, forgotten]
+    failed = _counter(names.DEAD_LETTERS_FAILED_TOTAL)
+    failed.add_metric([], snapshot.dead_letters_failed)
+    families += [invalid_state, deleted, forgotten, failed]
     return families
 
 

@@ -50,6 +50,8 @@ STATE_RECORDS_INVALID_TOTAL = "streameval_state_records_invalid_total"
 REREAD_RECORDS_DELETED_TOTAL = "streameval_reread_records_deleted_total"
 # extension: remembered identities forgotten over their caps before their time; label: kind
 FORGOTTEN_IDS_TOTAL = "streameval_forgotten_ids_total"
+# extension: dead letters the dead-letter topic did not take (refused, or not delivered in time)
+DEAD_LETTERS_FAILED_TOTAL = "streameval_dead_letters_failed_total"
 
 # Interleaving (DESIGN §10), gauges, labels: window, ranker, opponent
 INTERLEAVING_LISTS = "streameval_interleaving_lists"
@@ -116,6 +118,7 @@ ALL: frozenset[str] = frozenset(
         STATE_RECORDS_INVALID_TOTAL,
         REREAD_RECORDS_DELETED_TOTAL,
         FORGOTTEN_IDS_TOTAL,
+        DEAD_LETTERS_FAILED_TOTAL,
         REGRESSION_SHIFT,
         REGRESSION_SHIFT_STDERR,
         REGRESSION_FIRST_ALARM,

@@ -98,6 +98,7 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
         "StreamevalHorizonStalled",
         "StreamevalConsumerLagGrowing",
         "StreamevalInvalidRecordsHigh",
+        "StreamevalDeadLettersFailing",
         "StreamevalInterleavingRankerWorse",
     }
     for alert in alerts:

@@ -1,8 +1,11 @@
-"""A dead letter is acknowledged before the offset of its record is committed past (DESIGN §6:
-"nothing lost"). A commit tells the group that every record before it is done with: if the
-dead letter of one of them were still in the producer's buffer, a crash would lose it for good
-(the restart reads on from the commit). The daemon runs in this process against the real
-broker, with the dead-letter producer's linger raised to a minute: the commit must flush it."""
+"""Dead letters and commits (DESIGN §6: "nothing lost").
+
+A dead letter is acknowledged before the offset of its record is committed past. A commit tells
+the group that every record before it is done with: if the dead letter of one of them were still
+in the producer's buffer, a crash would lose it for good (the restart reads on from the commit).
+The first test runs the daemon in this process against the real broker, with the dead-letter
+producer's linger raised to a minute: the commit must flush it. A dead letter the broker
+refuses is counted and named instead."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
@@ -19,7 +24,18 @@ from streameval.config import Settings
 from streameval.daemon import Daemon
 from streameval.kafka import dlq as dlq_module
 from tests.integration.conftest import TopicFactory
-from tests.integration.daemon_support import T0, Topics, make_log, produce, sentinels
+from tests.integration.daemon_support import (
+    T0,
+    DaemonProcess,
+    Topics,
+    free_port,
+    make_log,
+    produce,
+    samples,
+    sentinels,
+    stopped_at_exit,
+    value,
+)
 
 pytestmark = pytest.mark.kafka
 
@@ -116,3 +132,33 @@ def test_a_commit_past_a_bad_record_waits_for_its_dead_letter(
     dead = _dead_letters(kafka_bootstrap, topics.dlq)
     assert len(dead) == len(set(dead)) == 5
     assert all(d.decode().startswith(f"{topics.clicks}/") for d in dead)
+
+
+def test_a_dead_letter_the_topic_refuses_is_counted_and_named(
+    kafka_bootstrap: str, topic_factory: TopicFactory, tmp_path: Path
+) -> None:
+    """A dead letter the broker refuses (here: over the dead-letter topic's
+    ``max.message.bytes``) is counted in ``streameval_dead_letters_failed_total`` and named in a
+    WARNING; the record is still counted invalid like any other."""
+    topics = replace(
+        Topics.made_by(topic_factory),
+        dlq=topic_factory(1, prefix="dlq", config={"max.message.bytes": "2000"}),
+    )
+    log = make_log(1, 40, judgments=False)
+    log.add("clicks", "big", b'{"type": "click", ' + b"x" * 5_000)  # not JSON, and too big there
+    sentinels(log, T0 + 30 * 60_000)
+    produce(kafka_bootstrap, topics, log)
+    daemon = DaemonProcess(
+        topics.env(kafka_bootstrap, f"g-{uuid.uuid4().hex}", free_port()), tmp_path / "d.log"
+    )
+    with stopped_at_exit(daemon):
+        metrics = daemon.wait_for(
+            lambda m: value(m, "streameval_dead_letters_failed_total") == 1,
+            what="the refused dead letter to be counted",
+            ready=True,
+        )
+        invalid = sum(v for _, v in samples(metrics, "streameval_invalid_events_total"))
+        assert invalid >= 2  # the big one and make_log's own bad record(s), all counted
+        log_text = (tmp_path / "d.log").read_text()
+        assert f"dead letter for {topics.clicks}/" in log_text
+        assert daemon.terminate() == 0

@@ -398,8 +398,9 @@ def test_stderr_of_large_window_matches_textbook_formula() -> None:
 
 
 def test_state_and_memory_counters() -> None:
-    """The state topic's skipped records, the records retention took from a re-read, and the
-    identities forgotten over their caps: counters with exactly the snapshot's values."""
+    """The state topic's skipped records, the records retention took from a re-read, the
+    identities forgotten over their caps and the dead letters the broker did not take: counters
+    with exactly the snapshot's values."""
     registry = CollectorRegistry()
     snapshot = Snapshot(
         segment_labels=("ranker", "arm"),
@@ -408,6 +409,7 @@ def test_state_and_memory_counters() -> None:
         state_records_invalid=3,
         reread_records_deleted=1_234,
         forgotten_ids={"list": 2},
+        dead_letters_failed=7,
     )
     registry.register(SnapshotCollector(lambda: snapshot, version="t"))
     got = {
@@ -419,6 +421,7 @@ def test_state_and_memory_counters() -> None:
     assert got[(names.REREAD_RECORDS_DELETED_TOTAL, ())] == 1_234
     assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "list"),))] == 2
     assert got[(names.FORGOTTEN_IDS_TOTAL, (("kind", "judgment"),))] == 0
+    assert got[(names.DEAD_LETTERS_FAILED_TOTAL, ())] == 7
 
 
 def test_interleaving_families() -> None:
