@@ -487,8 +487,12 @@ def throughput_and_intake_row() -> Section:
                 "Invalid records by reason",
                 query(rate("streameval_invalid_events_total", "reason"), "{{reason}}"),
                 query("job:streameval_invalid_events:ratio_rate5m", "share {{job}}"),
+                query(rate("streameval_dead_letters_failed_total"), "dead letters not written"),
                 width=12,
                 unit="none",
+                description="Invalid records go to the dead-letter topic with the reason in a "
+                "header. 'dead letters not written': ones the topic refused or did not take in "
+                "time (each named in the daemon's log; alert StreamevalDeadLettersFailing).",
             ).override_by_regexp(
                 "share.*",
                 [prop("unit", "percentunit"), prop("custom.axisPlacement", "right")],
