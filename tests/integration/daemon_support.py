@@ -252,6 +252,17 @@ def produce(bootstrap: str, topics: Topics, log: Log, **client: Any) -> None:
         producer.close()
 
 
+def read_all(bootstrap: str, topic: str) -> list[Any]:
+    """Every record of ``topic`` now, from its start (kafka-python ``ConsumerRecord``s)."""
+    consumer = KafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5_000
+    )
+    try:
+        return list(consumer)
+    finally:
+        consumer.close()
+
+
 def dump_partitions(
     bootstrap: str,
     topics: Topics,

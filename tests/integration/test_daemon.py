@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer
 
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
@@ -24,6 +23,7 @@ from tests.integration.daemon_support import (
     free_port,
     make_log,
     produce,
+    read_all,
     replay_json,
     samples,
     sentinels,
@@ -104,19 +104,12 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
     finally:
         if daemon.proc.poll() is None:
             daemon.kill()
-    dlq = KafkaConsumer(
-        topics.dlq,
-        bootstrap_servers=kafka_bootstrap,
-        auto_offset_reset="earliest",
-        consumer_timeout_ms=5_000,
-    )
-    dead = list(dlq)
-    dlq.close()
+    dead = read_all(kafka_bootstrap, topics.dlq)
     assert len(dead) == 5
     # each dead letter is the record it names (the daemon finds it by offset in the batch the
     # client read), key and value as they were
     clicks = {
-        f"{r.topic}/{r.partition}/{r.offset}": r for r in _read_all(kafka_bootstrap, topics.clicks)
+        f"{r.topic}/{r.partition}/{r.offset}": r for r in read_all(kafka_bootstrap, topics.clicks)
     }
     for record in dead:
         headers = dict(record.headers)
@@ -125,16 +118,6 @@ def test_daemon_figures_equal_replay_and_bad_records_reach_the_dlq(
         original = clicks[headers["streameval.source"].decode()]
         assert (record.key, record.value) == (original.key, original.value)
     assert len({dict(r.headers)["streameval.source"] for r in dead}) == 5
-
-
-def _read_all(bootstrap: str, topic: str) -> list[Any]:
-    consumer = KafkaConsumer(
-        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", consumer_timeout_ms=5_000
-    )
-    try:
-        return list(consumer)
-    finally:
-        consumer.close()
 
 
 @pytest.mark.parametrize("consumer", CONSUMERS)
