@@ -561,3 +561,60 @@ def test_an_instance_that_never_read_a_record_follows_too() -> None:
     assert p.watermark == 100_000
     # its consumers hear of the judged and the implicit points as with lists
     assert recorder.events == [("advance_judged", 100_000), ("advance", 40_000)]
+
+
+class _EarlyTap(_EarlyRecorder):
+    """An early consumer that keeps the judged scores it was handed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.judged: list[ScoredList] = []
+
+    def add_judged(self, scored: ScoredList) -> None:
+        super().add_judged(scored)
+        self.judged.append(scored)
+
+
+def test_a_judged_score_is_handed_early_as_its_impression_is_accepted() -> None:
+    """DESIGN §9: a judged score does not wait for clicks. It goes to the early consumers when
+    its impression is accepted, scored against the judgments read so far, and its bucket
+    completes on the watermark. A judgment read later reaches the windows' score at
+    finalization, not the early one; a duplicate or late impression hands nothing."""
+    tap = _EarlyTap()
+    finalized: list[ScoredList] = []
+    p = Pipeline(settings(), on_scored=finalized.append, consumers=[tap])
+    p.add_source("s0")
+    p.offer(judgment("q", "a", 3), "s0", 0)
+    p.offer(imp("r1", 1_000, ["b", "a"]), "s0", 1)
+    # handed at once, the watermark far from its bucket's end: grades [0, 3] against the pool
+    # {a: 3}: NDCG@1 = 0, NDCG@3 = (g/log2 3) / g = 1/log2 3 (whatever the gain of grade 3)
+    assert [s.request_id for s in tap.judged] == ["r1"]
+    (early,) = tap.judged[0].sources
+    assert early.relevance == "judged"
+    assert early.ndcg == (0.0, pytest.approx(1 / LOG2_3))
+    p.offer(judgment("q", "b", 3), "s0", 2)  # read after the impression
+    p.offer(imp("r1", 2_000, ["x"]), "s0", 3)  # a duplicate: nothing handed
+    p.offer(imp("r2", 200_000, ["a"]), "s0", 4)  # the watermark passes r1's window
+    p.offer(imp("r0", 100_000, ["a"]), "s0", 5)  # late: nothing handed
+    assert [s.request_id for s in tap.judged] == ["r1", "r2"]
+    assert ("advance_judged", 200_000) in tap.events  # the judged buckets before it complete
+    # the windows' judged score of r1 is as of finalization: b and a both graded 3, ideal
+    assert [s.request_id for s in finalized] == ["r1"]
+    assert finalized[0].sources[1].ndcg == (1.0, 1.0)
+    assert early.ndcg == (0.0, pytest.approx(1 / LOG2_3))
+
+
+def test_a_list_evicted_over_the_cap_has_handed_its_judged_score_already() -> None:
+    """Eviction (``max_open_lists``) drops a list because its clicks cannot be followed; its
+    judged score needs none, and the detectors had it when the impression was accepted. The
+    windows count the list evicted, as before."""
+    tap = _EarlyTap()
+    finalized: list[ScoredList] = []
+    p = Pipeline(settings(max_open_lists=1), on_scored=finalized.append, consumers=[tap])
+    p.offer(judgment("q", "a", 2), "s0", 0)
+    p.offer(imp("r1", 0, ["a"]), "s0", 1)
+    p.offer(imp("r2", 1_000, ["a"]), "s0", 2)  # over the cap: r1, the oldest, is evicted
+    p.finish()
+    assert [s.request_id for s in tap.judged] == ["r1", "r2"]
+    assert [s.request_id for s in finalized] == ["r2"]
+    assert p.snapshot().lists_total[("judged", "evicted")] == 1
