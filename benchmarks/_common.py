@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import platform
+import random
 import statistics
 import sys
 import time
@@ -361,3 +362,19 @@ def sim_records(n: int, *, seed: int = 7, **config: object) -> list[object]:
 def sim_lines(n: int, *, seed: int = 7, **config: object) -> list[bytes]:
     """The raw bytes of the first ``n`` simulated records, as a replay or Kafka would see them."""
     return [r.raw for r in sim_records(n, seed=seed, **config)]  # type: ignore[attr-defined]
+
+
+def ratio_interval(
+    num: Sequence[float], den: Sequence[float], *, draws: int = 10_000, seed: int = 0
+) -> tuple[float, float]:
+    """A 95 % percentile-bootstrap interval of median(num) / median(den), the samples of each
+    side resampled independently (Efron & Tibshirani 1993, ch. 13): how far the ratio of two
+    medians of skewed samples (stopping times, one per seed; CPU times of runs on a shared
+    machine) may be from the population's."""
+    rng = random.Random(seed)
+    ratios = sorted(
+        statistics.median(rng.choices(num, k=len(num)))
+        / statistics.median(rng.choices(den, k=len(den)))
+        for _ in range(draws)
+    )
+    return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]

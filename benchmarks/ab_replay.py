@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import Result, Target, benchmark_parser, sim_lines, write_json
+from _common import Result, Target, benchmark_parser, ratio_interval, sim_lines, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 0.9
@@ -209,7 +209,14 @@ def main() -> int:
             f"{name}: {rate[name]:,.0f} events/s (median CPU {statistics.median(cpu[name]):.2f} s,"
             f" wall {statistics.median(wall[name]):.2f} s; CPU {[round(c, 2) for c in cpu[name]]})"
         )
-    print(f"head / base = {ratio:.3f} (target >= {TARGET:g})")
+    # runs of one pair ran minutes apart at most: their ratio cancels the machine's slow drift
+    paired = sorted(b / h for b, h in zip(cpu["base"], cpu["head"], strict=True))
+    low, high = ratio_interval(cpu["base"], cpu["head"])
+    print(
+        f"head / base = {ratio:.3f} (target >= {TARGET:g}), 95 % bootstrap interval "
+        f"[{low:.3f}, {high:.3f}]; per pair: median {statistics.median(paired):.3f}, "
+        f"range {paired[0]:.3f}-{paired[-1]:.3f}"
+    )
     result = Result(
         "replay.ab",
         rate["head"],
@@ -221,7 +228,9 @@ def main() -> int:
         + (f" (this checkout with {args.head_config.name})" if args.head_config else "")
         + (f" (both with {args.config.name})" if args.config else "")
         + ", median CPU time "
-        f"of {args.repeats} alternating runs each; intake equal ({intake['head']['read']:,} read)",
+        f"of {args.repeats} alternating runs each (95 % bootstrap interval {low:.3f}-{high:.3f}, "
+        f"per-pair median {statistics.median(paired):.3f}); intake equal "
+        f"({intake['head']['read']:,} read)",
     )
     write_json(
         args.json,
