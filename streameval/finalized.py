@@ -35,15 +35,14 @@ class ListConsumer(Protocol):
 class JudgedEarlyConsumer(ListConsumer, Protocol):
     """A consumer that also takes judged scores without the attribution wait (DESIGN §9).
 
-    A judged score does not depend on clicks, so the pipeline scores a list's judged source as
-    soon as its impression is accepted (against the judgments read so far) and hands it to
-    :meth:`add_judged` (a :class:`ScoredList` with the judged source only). It calls
-    :meth:`advance_judged` with a bucket boundary once the watermark reaches it: every
-    impression before it has been read (a later one is late), so its judged scores have all been
-    handed out. Buckets of judged scores complete on the watermark as the others do on the
-    horizon. The same list still reaches :meth:`add` when finalized, with the judgments known
-    then (the windows keep their horizon and their meaning). A list later evicted over
-    ``max_open_lists`` has handed its judged score already: that score needs no click.
+    A judged score does not depend on clicks, so the pipeline scores a list's judged source once
+    the watermark has passed its impression (no impression can then still arrive before it), a
+    whole bucket at a time: when the watermark completes the bucket of its impression, it hands
+    each list to :meth:`add_judged` (a :class:`ScoredList` with the judged source only); then
+    it calls :meth:`advance_judged` with that bucket boundary: every impression before it has
+    been handed out. Buckets of judged scores complete on the watermark as the others do on the
+    horizon. The same list still reaches :meth:`add` when finalized; the windows keep their
+    horizon.
 
     :meth:`reset`: the stream is about to be re-read from the last commit (a rebalance): what the
     consumer holds for buckets it has not closed will be handed to it again.
@@ -54,15 +53,12 @@ class JudgedEarlyConsumer(ListConsumer, Protocol):
     lists of that source before it (they would be ignored), only at finalization.
 
     Optional: a consumer with ``takes_judged = False`` (e.g. detectors that watch implicit
-    relevance only) is still reset, but gets no judged score early: the pipeline then scores
-    nothing before finalization.
+    relevance only) is still reset, but gets no judged score early: the pipeline then neither
+    keeps the lists for it nor scores them before finalization.
 
     Cost: one :class:`ScoredList` per list (built with ``tuple.__new__``, see
     :func:`streameval.scoring._scored`); its judged :class:`SourceScore` is the one the list
-    keeps and reuses at finalization, so nothing is scored twice. Scored at acceptance, while
-    the impression's objects are still in the CPU's caches: taken when the watermark passed
-    (10 s to minutes later), the same instructions missed the 1 MB L2 cache 0.8M times more
-    per 100k records (cachegrind), and nothing has to keep the lists per bucket until then.
+    keeps and reuses at finalization, so nothing is scored twice.
     """
 
     def add_judged(self, scored: ScoredList) -> None: ...

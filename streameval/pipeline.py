@@ -129,6 +129,7 @@ class Pipeline:
             segment_of=self._segments.segment_of,
             max_open_lists=settings.max_open_lists,
             max_pending_clicks=settings.max_pending_clicks,
+            pass_bucket_ms=settings.bucket if self._early else None,
         )
         self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
         self._watermark = WatermarkTracker(settings.allowed_lateness)
@@ -145,9 +146,8 @@ class Pipeline:
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop)
         self._due: float = math.inf
-        # the watermark at which the next judged bucket completes for the early consumers (the
-        # first watermark tells them where event time is)
-        self._early_due: float = -math.inf if self._early else math.inf
+        # the watermark at which a list's impression is passed (judged scores handed early)
+        self._early_due: float = math.inf
         # the horizon at which the consumers are next told it (the start of the next bucket:
         # they act per complete bucket, ListConsumer.advance)
         self._consumers_due: float = -math.inf
@@ -162,6 +162,7 @@ class Pipeline:
         # per restored source: impressions before it get no early judged score (every early
         # consumer has those buckets already: ``judged_floor``)
         self._judged_floor: dict[str, int] = {}
+        self._judged_floor_max = -math.inf
 
     def reset(self) -> None:
         """Drop the stream state (open lists, windows, watermark) before re-reading the streams
@@ -248,8 +249,6 @@ class Pipeline:
                     self._count(click_outcome, "click", True, new_record=False)
             self._count(outcome, "impression", count)
             if outcome is ACCEPTED:
-                if self._early:
-                    self._hand_judged(event.request_id)
                 self._opened(ts)
             kind = "impression"
         else:
@@ -261,29 +260,20 @@ class Pipeline:
             kind = "click"
         if watermark is not None:
             if watermark >= self._early_due:
-                self._complete_judged(watermark)
+                self._pass_judged(watermark)
             if watermark >= self._due:
                 self._advance(watermark)
         return _OFFERED[outcome, kind]
 
     def _opened(self, ts: int) -> None:
-        """A list opened at ``ts``: when it is due (finalized)."""
+        """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
         due = ts + self._attribution  # when this list is finalized
         self._due = min(self._due, due)
+        if self._early and ts < self._early_due:  # (else its bucket's end is not earlier)
+            # its judged score goes out once the watermark completes its bucket
+            due = ts - ts % self._bucket_ms + self._bucket_ms
+            self._early_due = min(self._early_due, due)
         self._evict_over_cap()
-
-    def _hand_judged(self, request_id: str) -> None:
-        """The judged score of a list just opened, to the early consumers (DESIGN §9: it does
-        not depend on clicks). Scored now, while its impression is fresh in memory, against the
-        judgments read so far; kept on the list and reused at finalization unless a judgment of
-        its query changes meanwhile. Not for a re-read list whose bucket every early consumer
-        holds already (``judged_floor``)."""
-        lst = self._joiner.open_list(request_id)
-        if lst is None or (self._judged_floor and self._below_judged_floor(lst)):
-            return
-        scored = self._scorer.score_judged(lst, self._judgments)
-        for early in self._early:
-            early.add_judged(scored)
 
     def _source_decoder(self, source: str) -> RecordDecoder:
         decode = self._decoders.get(source)
@@ -384,7 +374,7 @@ class Pipeline:
             return False
         tracker.advance_to(watermark_ms)
         if self._early:  # judged buckets complete on the watermark, with lists in them or not
-            self._complete_judged(watermark_ms)
+            self._pass_judged(watermark_ms)
         self.advance()
         return True
 
@@ -411,7 +401,7 @@ class Pipeline:
         """:meth:`advance` to ``watermark``, the tracker's watermark as just read."""
         joiner = self._joiner
         if watermark >= self._early_due:
-            self._complete_judged(watermark)
+            self._pass_judged(watermark)
         for lst in joiner.finalize(watermark):
             self._fold(lst)
         expired = joiner.expire_pending(watermark)
@@ -438,10 +428,15 @@ class Pipeline:
             return
         self._finished = True
         newest = self._watermark.newest
-        if self._early and newest is not None:
-            end = bucket_start(newest, self._settings.bucket) + self._settings.bucket
-            for early in self._early:
-                early.advance_judged(end)
+        if self._early:
+            for lst in self._joiner.passed(math.inf):
+                scored = self._scorer.score_judged(lst, self._judgments)
+                for early in self._early:
+                    early.add_judged(scored)
+            if newest is not None:
+                end = bucket_start(newest, self._settings.bucket) + self._settings.bucket
+                for early in self._early:
+                    early.advance_judged(end)
         for lst in self._joiner.finalize_all():
             self._fold(lst)
         expired = self._joiner.expire_pending(None)
@@ -488,6 +483,7 @@ class Pipeline:
         if floors and all(f is not None for f in floors):
             floor = min(f for f in floors if f is not None)
             self._judged_floor[source] = floor
+            self._judged_floor_max = max(self._judged_floor_max, floor)
 
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
@@ -517,16 +513,43 @@ class Pipeline:
         """The bucket start before which every bucket of ``source`` is in the state topic."""
         return self._persisted_before.get(source)
 
-    def _complete_judged(self, watermark: int) -> None:
-        """The watermark completed the judged buckets before its own: every impression in them
-        has been read, and its judged score handed out when it was accepted."""
+    def _pass_judged(self, watermark: int) -> None:
+        """Hand out the judged score of every list in a bucket the watermark completed (whole
+        buckets at a time: one call per bucket, not per impression)."""
         bucket = self._bucket_ms
         cut = watermark - watermark % bucket
-        self._early_due = cut + bucket
-        for consumer in self._early:
+        joiner = self._joiner
+        score, judgments, early = self._scorer.score_judged, self._judgments, self._early
+        if cut <= self._judged_floor_max + bucket:  # a re-read: skip what they hold already
+            floors = self._judged_floor
+            for lst in joiner.passed(cut):
+                floor = floors.get(lst.source)
+                if floor is None or lst.timestamp >= floor:
+                    scored = score(lst, judgments)
+                    for consumer in early:
+                        consumer.add_judged(scored)
+        elif len(early) == 1:  # the usual case (the detectors): no inner loop per list
+            add_judged = early[0].add_judged
+            for lst in joiner.passed(cut):
+                add_judged(score(lst, judgments))
+        else:
+            for lst in joiner.passed(cut):
+                scored = score(lst, judgments)
+                for consumer in early:
+                    consumer.add_judged(scored)
+        nxt = joiner.next_passed()  # the earliest impression not handed out, + 1
+        self._early_due = nxt if nxt == math.inf else (nxt - 1) - (nxt - 1) % bucket + bucket
+        for consumer in early:
             consumer.advance_judged(cut)
 
     def _fold(self, lst: OpenList) -> None:
+        if self._early and lst.early is None and not self._below_judged_floor(lst):
+            # finalized before the watermark completed its bucket (an attribution window
+            # shorter than a bucket): its judged score goes out now, still before the bucket
+            # closes, and is reused just below
+            judged = self._scorer.score_judged(lst, self._judgments)
+            for early in self._early:
+                early.add_judged(judged)
         scored = self._scorer.score(lst, self._judgments)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:

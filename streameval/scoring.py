@@ -143,9 +143,9 @@ class ListScorer:
         return _scored(lst, (implicit, judged), interleaved)
 
     def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
-        """The judged source only, as the impression is accepted (DESIGN §9: judged NDCG does not
-        wait for clicks). Remembered on the list, with the judgment table's version of its query,
-        so that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
+        """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait
+        for clicks). Remembered on the list, with the judgment table's version of its query, so
+        that :meth:`score` reuses it when no judgment of that query changed meanwhile (the
         windows still see the judgments known at finalization)."""
         unique = all_distinct(lst.doc_ids)
         judged = self._judged(lst, judgments, unique)

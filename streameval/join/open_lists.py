@@ -12,6 +12,7 @@ Each method returns the intake outcome of the event it was given; nothing here r
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -114,10 +115,9 @@ class OpenList:
         self.clicked_docs: set[str] | None = None
         #: re-read while rebuilding state: already in the since-start totals
         self.counted_before = counted_before
-        #: its judged score, taken when its impression was accepted (for the detectors, which
-        #: do not wait for clicks), with the judgment table's version of its query then (reused
-        #: at finalization if still current) and whether its docs are unique (asked once: the
-        #: implicit score needs it too)
+        #: its judged score taken when the watermark passed the impression, with the judgment
+        #: table's version of its query then (reused at finalization if still current) and
+        #: whether its docs are unique (asked once: the implicit score needs it too)
         self.early: tuple[int, SourceScore, bool] | None = None
         #: the input it was read from (a Kafka partition, a replay file)
         self.source = source
@@ -168,6 +168,7 @@ class Joiner:
         segment_of: Callable[[Mapping[str, str]], Segment],
         max_open_lists: int,
         max_pending_clicks: int,
+        pass_bucket_ms: int | None = None,
     ) -> None:
         self._attribution_ms = attribution_ms
         self._grades = grades
@@ -175,6 +176,16 @@ class Joiner:
         self._max_open = max_open_lists
         self._open: dict[str, OpenList] = {}
         self._deadlines: list[tuple[int, int, str]] = []  # (impression ts, seq, request_id)
+        # lists the watermark has not passed yet (for judged scores without the attribution
+        # wait), kept only when asked for: (impression ts, seq, request_id)
+        # lists the watermark has not passed yet, by the start of their event-time bucket (for
+        # judged scores without the attribution wait), kept only when asked for
+        self._pass_bucket = pass_bucket_ms
+        self._unpassed: dict[int, list[OpenList]] = {}
+        # the bucket last added to, [start, end), and its lists: an impression inside it needs
+        # two comparisons, not the modulo of an epoch-ms timestamp (a two-digit int)
+        self._unpassed_start = self._unpassed_end = 0
+        self._unpassed_last: list[OpenList] = []
         self._seq = 0
         # ids of finalized and evicted lists, to tell a late click read in time from one that waits
         self._closed = ClosedIds(2 * attribution_ms, max_open_lists)
@@ -209,14 +220,16 @@ class Joiner:
         self._open[rid] = lst
         self._seq += 1
         heapq.heappush(self._deadlines, (ts, self._seq, rid))
+        pb = self._pass_bucket
+        if pb is not None:  # kept until the watermark passes its bucket (:meth:`passed`)
+            if self._unpassed_start <= ts < self._unpassed_end:
+                self._unpassed_last.append(lst)  # the bucket of the last one (most impressions)
+            else:
+                self._unpass_in_bucket(lst, pb)
         waiting = self._pending.take(rid)
         if not waiting:
             return ACCEPTED, []
         return ACCEPTED, [(self._attach(lst, w.click, w.key), w.counted) for w in waiting]
-
-    def open_list(self, request_id: str) -> OpenList | None:
-        """The open list of ``request_id`` (None once it is finalized or evicted)."""
-        return self._open.get(request_id)
 
     def add_click(
         self, click: Click, key: str | bytes, watermark: int | None, *, counted: bool = True
@@ -236,6 +249,16 @@ class Joiner:
         if pending.is_duplicate(rid, key):
             return DUPLICATE
         return PENDING if pending.add(click, key, counted) else UNMATCHED
+
+    def _unpass_in_bucket(self, lst: OpenList, pb: int) -> None:
+        """Keep ``lst`` with the other unpassed lists of its bucket, which becomes the last."""
+        ts = lst.timestamp
+        b = ts - ts % pb
+        bucket = self._unpassed.get(b)
+        if bucket is None:
+            bucket = self._unpassed[b] = []
+        bucket.append(lst)
+        self._unpassed_start, self._unpassed_end, self._unpassed_last = b, b + pb, bucket
 
     def _attach(self, lst: OpenList, click: Click, key: str | bytes) -> Outcome:
         if click.timestamp >= lst.timestamp + self._attribution_ms:
@@ -258,6 +281,24 @@ class Joiner:
                 closed.add(rid, ts)
                 yield lst
         closed.forget(watermark)
+
+    def passed(self, cut: float) -> list[OpenList]:
+        """Hand out (once, bucket by bucket in time order) every open list of a bucket that
+        starts before ``cut`` (a bucket boundary the watermark has reached, or infinity; only
+        with ``pass_bucket_ms``): no impression of those buckets can still be accepted. Lists
+        already finalized or evicted are left out."""
+        unpassed = self._unpassed
+        opened = self._open
+        self._unpassed_start = self._unpassed_end = 0  # its list may go: look it up again
+        due = sorted(b for b in unpassed if b < cut)
+        if len(due) == 1:  # the usual case: the bucket the watermark just completed
+            return [lst for lst in unpassed.pop(due[0]) if opened.get(lst.request_id) is lst]
+        return [lst for b in due for lst in unpassed.pop(b) if opened.get(lst.request_id) is lst]
+
+    def next_passed(self) -> float:
+        """The start of the earliest bucket with a list not handed out yet, + 1 (infinity when
+        none): :meth:`passed` has work once the watermark completes that bucket."""
+        return min(self._unpassed) + 1 if self._unpassed else math.inf
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`finalize` or :meth:`expire_pending` has work
