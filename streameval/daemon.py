@@ -213,30 +213,46 @@ class Daemon:
         """Serve until ``stop`` is set; then commit, close, and return."""
         self.server.start()
         _LOG.info("metrics on %s://%s:%d", self.server.scheme, self.server.host, self.server.port)
+        judgments: JudgmentReader | None = None
         try:
-            judgments = self._read_judgments()
-            self._state = self._open_state()
+            # The start's reads (the judgment topics, the state topic: minutes when they are
+            # large) end early when asked to stop, and the daemon then stops before it joins the
+            # group: nothing was committed yet, so nothing is lost, and an orchestrator's
+            # SIGTERM is answered in seconds instead of with its SIGKILL.
+            judgments = self._read_judgments(stop.is_set)
+            if not stop.is_set():
+                self._state = self._open_state(stop.is_set)
+            if stop.is_set():
+                _LOG.info("stopped during the start's reads, before joining the group")
+                return
             self._stream = open_stream(
                 self._settings.kafka, client=self._client, on_revoke=self._on_revoke
             )
             self._loop(stop, judgments)
         finally:
+            if judgments is not None:
+                judgments.close()
             self._shutdown()
 
-    def _read_judgments(self) -> JudgmentReader | None:
+    def _read_judgments(self, stop: Callable[[], bool]) -> JudgmentReader | None:
         topics = self._settings.kafka.judgment_topics
         if not topics:
             return None
         reader = JudgmentReader(topics, self._client)
         n = 0
-        for record in reader.read_to_end():
-            self._offer_judgment(record)
-            n += 1
+        try:
+            for record in reader.read_to_end(stop=stop):
+                self._offer_judgment(record)
+                n += 1
+        except BaseException:
+            reader.close()
+            raise
         _LOG.info("read %d judgment records from %s", n, list(topics))
         return reader
 
-    def _open_state(self) -> StateTopic | None:
-        """The window state topic, read to its end before any partition is assigned."""
+    def _open_state(self, stop: Callable[[], bool]) -> StateTopic | None:
+        """The window state topic, read to its end before any partition is assigned (None
+        also when ``stop`` ended the read: the caller stops)."""
         topic = self._settings.kafka.state_topic
         if not topic:
             return None
@@ -247,7 +263,14 @@ class Daemon:
             bucket_ms=self._settings.evaluation.bucket,
             flush_timeout_s=self._flush_timeout_s,
         )
-        n = state.read_to_end()
+        try:
+            n = state.read_to_end(stop)
+        except BaseException:
+            state.close()
+            raise
+        if stop():
+            state.close()
+            return None
         _LOG.info("read %d state records from %s", n, topic)
         if self._collector is not None:
             self._feed = GroupFeed(
@@ -279,47 +302,43 @@ class Daemon:
         snapshot_due = _Due(iv.snapshot_s, self._clock)
         lag = LagSampler(stream, iv.lag_s, clock=self._clock)
         pipeline = self._pipeline
-        try:
-            while not stop.is_set():
-                self._turned_at = self._clock()
-                batches = stream.poll(iv.poll_ms)
-                assignment = stream.take_assignment()
-                if assignment is not None:
-                    rewound = self._rebuild(assignment)
-                    # records of a rewound partition come again, from the commit on
-                    batches = [b for b in batches if (b.topic, b.partition) not in rewound]
-                if batches:
-                    self._wake(batches)
-                offer = pipeline.offer
-                for fetched in batches:
-                    source = source_of(fetched.topic, fetched.partition)
-                    self._fetched = fetched
-                    for value, offset, timestamp_ms in fetched.rows:
-                        offer(value or b"", source, offset, timestamp_ms)
-                self._fetched = None
-                self._update_idle()
-                if judgments is not None:
-                    for record in judgments.poll(0):
-                        self._offer_judgment(record)
-                if self._state is not None:
-                    self._state.poll()
-                    if self._feed is not None:
-                        self._follow_group()
-                        self._feed.step()
-                sampled = lag.sample()
-                if sampled is not None:  # measured: the brokers answered
-                    self._lag = dict(sampled)
-                    self._last_contact = self._clock()
-                if commit_due():
-                    try:
-                        self._commit(stream.assignment())
-                    except KafkaError as exc:  # a broker outage: the next commit tries again
-                        _LOG.warning("commit failed, retried at the next interval: %s", exc)
-                if snapshot_due() or self._ready != self._published_ready:
-                    self._publish()
-        finally:
+        while not stop.is_set():
+            self._turned_at = self._clock()
+            batches = stream.poll(iv.poll_ms)
+            assignment = stream.take_assignment()
+            if assignment is not None:
+                rewound = self._rebuild(assignment)
+                # records of a rewound partition come again, from the commit on
+                batches = [b for b in batches if (b.topic, b.partition) not in rewound]
+            if batches:
+                self._wake(batches)
+            offer = pipeline.offer
+            for fetched in batches:
+                source = source_of(fetched.topic, fetched.partition)
+                self._fetched = fetched
+                for value, offset, timestamp_ms in fetched.rows:
+                    offer(value or b"", source, offset, timestamp_ms)
+            self._fetched = None
+            self._update_idle()
             if judgments is not None:
-                judgments.close()
+                for record in judgments.poll(0):
+                    self._offer_judgment(record)
+            if self._state is not None:
+                self._state.poll()
+                if self._feed is not None:
+                    self._follow_group()
+                    self._feed.step()
+            sampled = lag.sample()
+            if sampled is not None:  # measured: the brokers answered
+                self._lag = dict(sampled)
+                self._last_contact = self._clock()
+            if commit_due():
+                try:
+                    self._commit(stream.assignment())
+                except KafkaError as exc:  # a broker outage: the next commit tries again
+                    _LOG.warning("commit failed, retried at the next interval: %s", exc)
+            if snapshot_due() or self._ready != self._published_ready:
+                self._publish()
 
     def _follow_group(self) -> None:
         """With every partition read here idle (read to its end), event time here moves with

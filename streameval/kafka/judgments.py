@@ -79,10 +79,15 @@ class JudgmentReader:
         ``None`` when there are no judgment topics."""
         return self._consumer
 
-    def read_to_end(self, timeout_s: float = 300.0) -> Iterator[RawRecord]:
+    def read_to_end(
+        self, timeout_s: float = 300.0, *, stop: Callable[[], bool] | None = None
+    ) -> Iterator[RawRecord]:
         """Yields records until every partition reached the end offset it had when this was
         called (records past it that came in the same fetch are yielded too). Raises
-        :class:`KafkaUnavailableError` if that takes longer than ``timeout_s``."""
+        :class:`KafkaUnavailableError` if that takes longer than ``timeout_s``. ``stop`` is asked
+        before each poll: once it says True the read ends there, not at the end offsets (a
+        process asked to stop during a long read at its start does not keep reading for
+        minutes; the caller asks ``stop`` again to tell an incomplete read from a whole one)."""
         if self._consumer is None:
             return
         consumer = self._consumer
@@ -105,6 +110,8 @@ class JudgmentReader:
 
         behind = {tp for tp in self._partitions if position(tp) < ends[tp]}
         while behind:
+            if stop is not None and stop():
+                return
             if self._clock() > deadline:
                 left = ", ".join(f"{tp.topic}/{tp.partition}" for tp in sorted(behind))
                 raise KafkaUnavailableError(

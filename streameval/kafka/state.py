@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaProducer
@@ -263,10 +263,11 @@ class StateTopic:
             for p in t.get("partitions", ())
         )
 
-    def read_to_end(self) -> int:
-        """Apply every record up to the topic's end; returns how many."""
+    def read_to_end(self, stop: Callable[[], bool] | None = None) -> int:
+        """Apply every record up to the topic's end (or until ``stop`` says True, see
+        :meth:`JudgmentReader.read_to_end`); returns how many."""
         n = 0
-        for record in self._reader.read_to_end():
+        for record in self._reader.read_to_end(stop=stop):
             self._apply(record)
             n += 1
         return n
