@@ -19,11 +19,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka import KafkaProducer
+from kafka.errors import KafkaError
 
 from streameval.errors import KafkaUnavailableError
+from streameval.kafka.admin import admin_client, create_topic
 from streameval.kafka.records import RawRecord
 
 log = logging.getLogger(__name__)
@@ -162,23 +162,13 @@ def ensure_topic(topic: str, config: Mapping[str, object]) -> None:
     missing topic waits for its metadata up to ``max_block_ms`` (60 s) per dead letter, and the
     read loop with it; the dead letter is then lost. Raises :class:`KafkaUnavailableError` when
     the topic is missing and cannot be created (e.g. not authorized)."""
-    try:
-        admin = KafkaAdminClient(**config)
-    except KafkaError as error:
-        raise KafkaUnavailableError(
-            f"cannot connect to check the dead-letter topic: {error}"
-        ) from error
-    try:
-        if topic in admin.list_topics():
-            return
-        admin.create_topics([NewTopic(topic, 1, -1)])
+    with admin_client(config, "to check the dead-letter topic") as admin:
+        try:
+            if topic in admin.list_topics() or not create_topic(admin, topic):
+                return  # (created meanwhile, e.g. by another instance)
+        except KafkaError as error:
+            raise KafkaUnavailableError(
+                f"dead-letter topic {topic!r} does not exist and cannot be created ({error}): "
+                'create it, or set kafka.dlq_topic = "" to turn dead letters off'
+            ) from error
         log.info("created the dead-letter topic %s (1 partition)", topic)
-    except TopicAlreadyExistsError:  # created meanwhile, e.g. by another instance
-        return
-    except KafkaError as error:
-        raise KafkaUnavailableError(
-            f"dead-letter topic {topic!r} does not exist and cannot be created ({error}): "
-            'create it, or set kafka.dlq_topic = "" to turn dead letters off'
-        ) from error
-    finally:
-        admin.close()

@@ -19,9 +19,9 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaProducer
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka import KafkaProducer
+from kafka.admin import ConfigResource, ConfigResourceType
+from kafka.errors import KafkaError
 
 from streameval.detect.group import KINDS, PROGRESS, SNAPSHOT, DetectorTable
 from streameval.detect.persisted import (
@@ -33,6 +33,7 @@ from streameval.detect.persisted import (
 )
 from streameval.errors import ConfigError, KafkaUnavailableError
 from streameval.interleave.partitioned import PairBucket, encode_pair_bucket
+from streameval.kafka.admin import admin_client, create_topic
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.records import RawRecord
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
@@ -245,16 +246,13 @@ class StateTopic:
     def partitions(self, topics: Iterable[str]) -> frozenset[str]:
         """``topic/partition`` of every partition of ``topics`` (the group's source partitions,
         as :func:`~streameval.kafka.stream.source_of` names them)."""
-        try:
-            admin = KafkaAdminClient(**self._config)
-        except KafkaError as exc:
-            raise KafkaUnavailableError(f"cannot connect to list partitions: {exc}") from exc
-        try:
-            described = admin.describe_topics(list(topics))
-        except KafkaError as exc:
-            raise KafkaUnavailableError(f"cannot list the partitions of {topics}: {exc}") from exc
-        finally:
-            admin.close()
+        with admin_client(self._config, "to list partitions") as admin:
+            try:
+                described = admin.describe_topics(list(topics))
+            except KafkaError as exc:
+                raise KafkaUnavailableError(
+                    f"cannot list the partitions of {topics}: {exc}"
+                ) from exc
         # kafka-python 2.x names them topic / partition, 3.x name / partition_index
         return frozenset(
             f"{t.get('name', t.get('topic'))}/{p.get('partition_index', p.get('partition'))}"
@@ -360,21 +358,15 @@ def _ensure_compacted(
     is missing; otherwise check that it is compacted (a topic that deletes by time would lose
     the buckets of a quiet partition), and warn when its segments close so rarely that every
     start reads days of superseded records."""
-    try:
-        admin = KafkaAdminClient(**config)
-    except KafkaError as exc:
-        raise KafkaUnavailableError(f"cannot connect to check the state topic: {exc}") from exc
-    try:
+    with admin_client(config, "to check the state topic") as admin:
         try:
-            admin.create_topics([NewTopic(topic, 1, -1, topic_configs=dict(topic_configs))])
-            _LOG.info(
-                "created the state topic %s (%s)",
-                topic,
-                ", ".join(f"{k}={v}" for k, v in topic_configs.items()),
-            )
-            return
-        except TopicAlreadyExistsError:
-            pass
+            if create_topic(admin, topic, topic_configs):
+                _LOG.info(
+                    "created the state topic %s (%s)",
+                    topic,
+                    ", ".join(f"{k}={v}" for k, v in topic_configs.items()),
+                )
+                return
         except KafkaError as exc:
             _LOG.info("could not create the state topic %s (%s); checking it", topic, exc)
         try:
@@ -409,8 +401,6 @@ def _ensure_compacted(
                 STATE_TOPIC_CONFIGS["segment.ms"],
                 STATE_TOPIC_CONFIGS["delete.retention.ms"],
             )
-    finally:
-        admin.close()
 
 
 def _topic_config(described: Any, topic: str, name: str) -> str | None:
