@@ -452,13 +452,18 @@ class DaemonProcess:
             diagnosis = self.post_mortem()
             self.kill()
             # the daemon's own dump of its threads (faulthandler, 20 s after the signal: see
-            # streameval.commands.run.stop_handler), in case py-spy could not attach
-            raw = self.log_path.read_text(errors="replace").splitlines()[-120:]
+            # streameval.commands.run.stop_handler), in case py-spy could not attach: the lines
+            # the log tail above leaves out (no timestamp), not the log lines a second time
+            dumped = [
+                ln
+                for ln in self.log_path.read_text(errors="replace").splitlines()[-400:]
+                if not ln[:4].isdigit()
+            ]
             raise AssertionError(
                 f"{self.log_path.name}: still running {timeout_s:g} s after SIGTERM"
                 + diagnosis
-                + "\n--- the log's last lines as written:\n"
-                + "\n".join(raw)
+                + "\n--- the log's other lines (tracebacks, the faulthandler's stacks):\n"
+                + "\n".join(dumped[-120:])
             ) from None
         self._log.close()
         return code
