@@ -67,8 +67,8 @@ def test_two_teams_in_one_window() -> None:
     }
     # the detector saw 3 wins and 1 loss for A (1 and 3 for B)
     tests = {(t.ranker, t.opponent): t for t in snap.interleaving_tests}
-    assert tests["A", "B"].statistic == log_mixture_ratio(3, 1, 0.1)
-    assert tests["B", "A"].statistic == log_mixture_ratio(1, 3, 0.1)
+    assert tests["A", "B"].statistic == log_mixture_ratio(3, 1, 0.03)  # the default scale
+    assert tests["B", "A"].statistic == log_mixture_ratio(1, 3, 0.03)
     assert tests["A", "B"].threshold == math.log(100)  # alpha 0.01
 
 
