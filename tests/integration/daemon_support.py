@@ -25,6 +25,8 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from prometheus_client.parser import text_string_to_metric_families
 
+from streameval.config import Settings
+
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 PARTITIONS = 4
 
@@ -316,6 +318,23 @@ def replay_json(paths: list[Path], config: Path | None = None) -> dict[str, Any]
     )
     result: dict[str, Any] = json.loads(out.stdout)
     return result
+
+
+def in_process_settings(bootstrap: str, topics: Topics, group: str, **kafka: Any) -> Settings:
+    """The settings of a daemon run in the test's own process (``Daemon(settings).run``) on
+    ``topics``, metrics on a free loopback port; ``kafka``: more ``[kafka]`` keys."""
+    return Settings(
+        kafka={
+            "bootstrap_servers": bootstrap,
+            "group_id": group,
+            "topics": [topics.impressions, topics.clicks],
+            "judgment_topics": [topics.judgments],
+            "dlq_topic": topics.dlq,
+            "state_topic": topics.state,
+            **kafka,
+        },
+        metrics={"host": "127.0.0.1", "port": 0},
+    )
 
 
 def free_port() -> int:

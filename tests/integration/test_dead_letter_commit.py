@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient, TopicPartition
 
-from streameval.config import Settings
 from streameval.daemon import Daemon
 from streameval.kafka import dlq as dlq_module
 from tests.integration.conftest import TopicFactory
@@ -29,6 +28,7 @@ from tests.integration.daemon_support import (
     DaemonProcess,
     Topics,
     free_port,
+    in_process_settings,
     make_log,
     produce,
     read_all,
@@ -74,19 +74,7 @@ def running_daemon(
 ) -> Iterator[str]:
     monkeypatch.setattr(dlq_module, "LINGER_MS", LINGER_MS)
     group = f"g-{uuid.uuid4().hex}"
-    settings = Settings(
-        kafka={
-            "bootstrap_servers": kafka_bootstrap,
-            "group_id": group,
-            "topics": [topics.impressions, topics.clicks],
-            "judgment_topics": [topics.judgments],
-            "dlq_topic": topics.dlq,
-            "state_topic": topics.state,
-            "commit_interval": "1s",
-        },
-        metrics={"host": "127.0.0.1", "port": 0},
-    )
-    daemon = Daemon(settings)
+    daemon = Daemon(in_process_settings(kafka_bootstrap, topics, group, commit_interval="1s"))
     stop = threading.Event()
     thread = threading.Thread(target=daemon.run, args=(stop,), daemon=True)
     thread.start()

@@ -14,11 +14,10 @@ from collections.abc import Callable
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
-from streameval.config import Settings
 from streameval.daemon import Daemon
 from streameval.kafka.judgments import JudgmentReader
 from tests.integration.conftest import TopicFactory
-from tests.integration.daemon_support import Topics
+from tests.integration.daemon_support import Topics, in_process_settings
 
 pytestmark = pytest.mark.kafka
 
@@ -89,18 +88,7 @@ def test_the_daemon_stops_during_its_judgment_read_without_joining_the_group(
     topics = Topics.made_by(topic_factory)
     _produce_judgments(kafka_bootstrap, topics.judgments, N)
     group = f"g-{uuid.uuid4().hex}"
-    settings = Settings(
-        kafka={
-            "bootstrap_servers": kafka_bootstrap,
-            "group_id": group,
-            "topics": [topics.impressions, topics.clicks],
-            "judgment_topics": [topics.judgments],
-            "dlq_topic": topics.dlq,
-            "state_topic": topics.state,
-        },
-        metrics={"host": "127.0.0.1", "port": 0},
-    )
-    daemon = Daemon(settings)
+    daemon = Daemon(in_process_settings(kafka_bootstrap, topics, group))
     stop = _StopAfter(1)  # looked at before the first poll of the judgments: go on; then stop
     caplog.set_level(logging.INFO, logger="streameval")
     thread = threading.Thread(target=daemon.run, args=(stop,), daemon=True)
