@@ -41,6 +41,7 @@ at the cap means "more than the cap").
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import math
 import statistics
@@ -52,7 +53,8 @@ from dataclasses import dataclass
 
 from _common import Result, Target, ratio_interval, suite_parser, write_json
 
-from streameval.config import EvaluationSettings
+from streameval.config import DetectionSettings, EvaluationSettings, Settings
+from streameval.detect import detectors_for
 from streameval.interleave.detector import log_mixture_ratio_sum
 from streameval.pipeline import Pipeline
 from streameval.scored import ScoredList
@@ -91,11 +93,18 @@ def sim_config(seed: int, *, interleaving: bool, regression: float = REGRESSION)
     )
 
 
-def interleaving_run(seed: int, cap: int, credit: str = "clicks") -> tuple[int, bool]:
+def interleaving_run(
+    seed: int,
+    cap: int,
+    credit: str = "clicks",
+    *,
+    alpha: float = ALPHA,
+    scale: float = MIXTURE_SCALE,
+) -> tuple[int, bool]:
     """(impressions until the treatment's alarm, or ``cap``; whether it alarmed)."""
     config = sim_config(seed, interleaving=True)
     settings = EvaluationSettings(
-        interleaving={"alpha": ALPHA, "mixture_scale": MIXTURE_SCALE, "credit": credit}, ks=(K,)
+        interleaving={"alpha": alpha, "mixture_scale": scale, "credit": credit}, ks=(K,)
     )
     pipeline = Pipeline(settings)
     stamps: list[int] = []
@@ -115,6 +124,78 @@ def interleaving_run(seed: int, cap: int, credit: str = "clicks") -> tuple[int, 
             if len(stamps) >= cap:
                 return cap, False
     return cap, False
+
+
+def vs_control_run(seed: int, cap: int) -> dict[str, int | None]:
+    """The A/B split's traffic through the pipeline with the shipped NDCG detector,
+    ``vs_control`` at its defaults (DESIGN §9: a CUSUM tuned to a 2 % drop, at most one false
+    alarm per 30 days per series): per relevance source, the impressions up to the end of the
+    bucket at which its treatment series first alarms (counted as :func:`interleaving_run`
+    counts), None when it has not within ``cap`` impressions."""
+    config = sim_config(seed, interleaving=False)
+    settings = Settings(
+        evaluation=EvaluationSettings(ks=(K,)),
+        detection=DetectionSettings(detectors=("vs_control",), ks=(K,)),
+    )
+    detectors = detectors_for(settings)
+    if detectors is None:
+        raise SystemExit("vs_control_run: the detection settings configure no detector")
+    pipeline = Pipeline(settings.evaluation, consumers=(detectors,))
+    bucket = settings.evaluation.bucket
+    stamps: list[int] = []
+    found: dict[str, int] = {}
+    check_at = START_MS
+    for record in traffic(config, START_MS):
+        pipeline.offer(record.raw)
+        if record.kind != "impression":
+            continue
+        stamps.append(record.time_ms)
+        if record.time_ms < check_at and len(stamps) < cap:
+            continue
+        check_at = record.time_ms + 60_000
+        for row in detectors.rows():
+            if row.detector == "vs_control" and "treatment" in row.segment and row.first_alarm_ms:
+                found.setdefault(
+                    row.relevance, bisect.bisect_left(stamps, row.first_alarm_ms + bucket)
+                )
+        if len(found) == 2 or len(stamps) >= cap:
+            break
+    return {source: found.get(source) for source in ("judged", "implicit")}
+
+
+def shipped_defaults(seeds: Sequence[int], cap: int) -> int:
+    """The ``--defaults`` comparison: each side's shipped detector at its shipped settings
+    (``interleaving``: alpha 0.01 over the run, mixture scale 0.03; ``vs_control``: 2 % drop,
+    one false alarm per 30 days per series), impressions until the treatment's alarm."""
+    shipped = EvaluationSettings().interleaving
+    il: list[int] = []
+    ab: dict[str, list[int | None]] = {"judged": [], "implicit": []}
+    for seed in seeds:
+        n, alarmed = interleaving_run(seed, cap, alpha=shipped.alpha, scale=shipped.mixture_scale)
+        il.append(n if alarmed else cap)
+        found = vs_control_run(seed, cap)
+        for source, values in ab.items():
+            values.append(found[source])
+        print(
+            f"seed {seed}: interleaving {n if alarmed else f'none within {cap}'}; A/B vs_control "
+            f"judged {found['judged']}, implicit {found['implicit']} (None: none within {cap})",
+            flush=True,
+        )
+
+    def median(values: Sequence[int | None]) -> str:
+        m = statistics.median(cap + 1 if v is None else v for v in values)
+        return f"> {cap}" if m > cap else f"{m:.0f}"
+
+    alarms = {s: sum(v is not None for v in ab[s]) for s in ab}
+    print(
+        f"\n{len(il)} seeds, shipped defaults (interleaving alpha {shipped.alpha}, scale "
+        f"{shipped.mixture_scale}; vs_control {DetectionSettings().min_relative_drop:.0%} drop, "
+        f"one false alarm per 30 days per series), impressions until the alarm, median: "
+        f"interleaving {median(il)} ({sum(n < cap for n in il)}/{len(il)} alarmed); A/B "
+        f"vs_control judged {median(ab['judged'])} ({alarms['judged']}/{len(il)} alarmed), "
+        f"implicit {median(ab['implicit'])} ({alarms['implicit']}/{len(il)} alarmed)"
+    )
+    return 0
 
 
 class FirstPickTest:
@@ -438,9 +519,8 @@ def strata(seeds: Sequence[int], impressions: int) -> int:
     return 0
 
 
-def main() -> int:
-    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--seeds", type=int, default=20)
+def _variant_arguments(parser: argparse.ArgumentParser) -> None:
+    """The population knobs, and the variant modes (which print instead of the suite's row)."""
     parser.add_argument("--credit", choices=("clicks", "grades"), default="clicks")
     parser.add_argument(
         "--examination-decay", type=float, default=None, help="position bias (default: the sim's 1)"
@@ -464,6 +544,14 @@ def main() -> int:
         "interleaved impressions a seed; pooled against stratified preference; no A/B runs",
     )
     parser.add_argument(
+        "--defaults",
+        action="store_true",
+        help="a variant: each side's shipped detector at its shipped settings (interleaving "
+        "alpha 0.01, scale 0.03; the A/B split through the vs_control NDCG detector, judged and "
+        "implicit), impressions until the alarm, up to the interleaving cap",
+    )
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds from this one on")
+    parser.add_argument(
         "--implicit-aa",
         type=int,
         default=0,
@@ -476,12 +564,18 @@ def main() -> int:
         default=None,
         help="lists the streamed click-based A/B test may take (default 600k, 300k --quick)",
     )
+
+
+def main() -> int:
+    parser = suite_parser(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--seeds", type=int, default=20)
+    _variant_arguments(parser)
     args = parser.parse_args()
     if args.examination_decay is not None:
         POPULATION["examination_decay"] = args.examination_decay
     if args.zipf is not None:
         POPULATION["zipf_exponent"] = args.zipf
-    seeds = range(args.seeds)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     il_cap = 150_000 if args.quick else 400_000
     ab_cap = 30_000 if args.quick else 100_000
     implicit_cap = args.implicit_cap or (300_000 if args.quick else 600_000)
@@ -491,6 +585,8 @@ def main() -> int:
         return first_pick(seeds, il_cap)
     if args.strata:
         return strata(seeds, args.strata)
+    if args.defaults:
+        return shipped_defaults(seeds, il_cap)
     il: list[int] = []
     il_alarmed = 0
     for seed in seeds:

@@ -45,7 +45,7 @@ def log_mixture_ratio(wins: int, losses: int, scale: float) -> float:
     return log_mixture_ratio_sum(wins - losses, wins + losses, scale)
 
 
-def log_mixture_ratio_sum(s: float, n: int, scale: float) -> float:
+def log_mixture_ratio_sum(s: float, n: float, scale: float) -> float:
     """log Λ for the sum ``s`` of ``n`` 1-sub-Gaussian observations whose mean is >= 0 under the
     null (large when the mean is negative): the same closed form for any such sequence."""
     a = n + 1.0 / (scale * scale)
