@@ -76,9 +76,11 @@ class Population:
     outcome: dict[str, np.ndarray]  # IL_PAGES: the treatment's +1 (won), -1 (lost), 0
 
 
-def population(seed: int, samples: int, regression: float = REGRESSION) -> Population:
+def population(
+    seed: int, samples: int, regression: float = REGRESSION, examination_decay: float = 1.0
+) -> Population:
     """Serve, click and score every (query, sample) of ``seed``'s catalogue (module doc)."""
-    sim = SimConfig(seed=seed, judgment_rate=0.0)
+    sim = SimConfig(seed=seed, judgment_rate=0.0, examination_decay=examination_decay)
     catalogue = catalogue_of(sim)
     n_queries = len(catalogue.queries)
     names = (sim.control.name, sim.treatment.name)
@@ -222,11 +224,17 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=8, help="catalogues (default 8)")
     parser.add_argument("--samples", type=int, default=60, help="draws per query (default 60)")
     parser.add_argument("--draws", type=int, default=2_000, help="bootstrap draws")
+    parser.add_argument(
+        "--examination-decay",
+        type=float,
+        default=1.0,
+        help="position bias: rank i examined with probability 1/i**d (default 1; 0: every rank)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     pops = []
     for seed in range(args.seeds):
-        pops.append(population(seed, args.samples))
+        pops.append(population(seed, args.samples, examination_decay=args.examination_decay))
         print(f"seed {seed}: {len(pops[-1].popularity)} queries x {args.samples} draws", flush=True)
     every = [np.arange(args.samples)] * len(pops)
     point = efficiencies(pops, every)
@@ -243,7 +251,7 @@ def main() -> int:
     pages = args.seeds * 1000 * args.samples * len(PAGES)
     print(
         f"\n{args.seeds} catalogues x {args.samples} draws per query ({pages} pages scored); "
-        f"a {REGRESSION:.0%} regression of the treatment"
+        f"a {REGRESSION:.0%} regression of the treatment; examination 1/i**{args.examination_decay}"
     )
     labels = {
         "judged_drop": "judged NDCG@10 relative drop (A/B arms)",

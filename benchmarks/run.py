@@ -20,8 +20,9 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``restart``  seconds from a SIGKILLed daemon's restart to /readyz 200 with the window state topic
   ÷ without it, both clients, extrapolated to the design rate (target ≤ 30 s with it)
 * ``interleaving``  ``interleaving.sensitivity``: impressions until a 3 % NDCG@10 regression is
-  detected, team-draft interleaving ÷ an A/B split with the same always-valid test, medians over
-  20 seeds (target ≤ 0.1)
+  detected, team-draft interleaving ÷ an A/B split on implicit (click-based) NDCG@10 with the
+  same always-valid test, medians over 20 seeds (target ≤ 0.1); ``….judged``: the same ÷ the A/B
+  split on judged NDCG@10 (no target)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
