@@ -510,6 +510,21 @@ def window_labels(row: dict[str, Any]) -> dict[str, str]:
     ]
 
 
+def intake_figures(metrics: dict[Any, float]) -> dict[str, float]:
+    """The daemon's intake outcomes, for a failure message: where its records went."""
+    names = (
+        "streameval_records_read_total",
+        "streameval_events_total",
+        "streameval_invalid_events_total",
+        "streameval_late_events_total",
+        "streameval_duplicate_events_total",
+        "streameval_unmatched_clicks_total",
+        "streameval_evaluation_horizon_timestamp_seconds",
+        "streameval_watermark_timestamp_seconds",
+    )
+    return {f"{n}{dict(labels) or ''}": v for (n, labels), v in metrics.items() if n in names and v}
+
+
 def assert_windows_match(
     metrics: dict[Any, float], expected: dict[str, Any], *, extra_segment: str | None = None
 ) -> int:
@@ -518,7 +533,11 @@ def assert_windows_match(
     replay was not given); returns the number of replay's rows."""
     for row in expected["windows"]:
         labels = window_labels(row)
-        assert value(metrics, "streameval_window_lists", **labels) == row["lists"], labels
+        got = value(metrics, "streameval_window_lists", **labels)
+        assert got == row["lists"], (
+            f"{labels}: the daemon has {got} lists, replay {row['lists']}; the daemon's intake: "
+            f"{intake_figures(metrics)}; replay's: {expected.get('intake')}"
+        )
         assert value(metrics, "streameval_window_ndcg_sum", **labels) == pytest.approx(
             row["ndcg_sum"], rel=1e-9, abs=1e-12
         ), labels
