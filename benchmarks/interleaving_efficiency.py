@@ -77,10 +77,12 @@ class Population:
 
 
 def population(
-    seed: int, samples: int, regression: float = REGRESSION, examination_decay: float = 1.0
+    seed: int, samples: int, regression: float = REGRESSION, **knobs: float
 ) -> Population:
-    """Serve, click and score every (query, sample) of ``seed``'s catalogue (module doc)."""
-    sim = SimConfig(seed=seed, judgment_rate=0.0, examination_decay=examination_decay)
+    """Serve, click and score every (query, sample) of ``seed``'s catalogue (module doc);
+    ``knobs``: population settings of :class:`SimConfig` (``examination_decay``,
+    ``zipf_exponent``)."""
+    sim = SimConfig(seed=seed, judgment_rate=0.0, **knobs)  # type: ignore[arg-type]
     catalogue = catalogue_of(sim)
     n_queries = len(catalogue.queries)
     names = (sim.control.name, sim.treatment.name)
@@ -230,11 +232,15 @@ def main() -> int:
         default=1.0,
         help="position bias: rank i examined with probability 1/i**d (default 1; 0: every rank)",
     )
+    parser.add_argument(
+        "--zipf", type=float, default=1.0, help="the query mix's head (default 1; 1.5: heavier)"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     pops = []
     for seed in range(args.seeds):
-        pops.append(population(seed, args.samples, examination_decay=args.examination_decay))
+        knobs = {"examination_decay": args.examination_decay, "zipf_exponent": args.zipf}
+        pops.append(population(seed, args.samples, **knobs))
         print(f"seed {seed}: {len(pops[-1].popularity)} queries x {args.samples} draws", flush=True)
     every = [np.arange(args.samples)] * len(pops)
     point = efficiencies(pops, every)
@@ -251,7 +257,8 @@ def main() -> int:
     pages = args.seeds * 1000 * args.samples * len(PAGES)
     print(
         f"\n{args.seeds} catalogues x {args.samples} draws per query ({pages} pages scored); "
-        f"a {REGRESSION:.0%} regression of the treatment; examination 1/i**{args.examination_decay}"
+        f"a {REGRESSION:.0%} regression of the treatment; examination "
+        f"1/i**{args.examination_decay}, Zipf({args.zipf})"
     )
     labels = {
         "judged_drop": "judged NDCG@10 relative drop (A/B arms)",
