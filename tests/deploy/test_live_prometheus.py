@@ -238,11 +238,16 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         live.wait_for("prometheus ready", lambda: _ready(base, proc, log))
         # Enough scrapes for every rate()/[1m] and for the rules: the slowest dashboard figures
         # are the rates of recorded series, which need two evaluations with data.
+        # And scrapes of a moving endpoint: the horizon seen at three values at least. The rates
+        # alone can be ready after two scrapes of a moving horizon when Prometheus starts late
+        # (a loaded machine), which left test_the_demo_moved_while_prometheus_scraped to luck.
+        moved = f'changes({names.HORIZON}{{instance="{target}"}}[5m]) >= 2'
         live.wait_for(
-            "recorded rates",
+            "recorded rates, and the horizon moving under the scrapes",
             lambda: (
                 bool(live.query("segment:streameval_lists_scored:rate5m > 0"))
                 and bool(live.query("job:streameval_invalid_events:ratio_rate5m"))
+                and bool(live.query(moved))
             ),
         )
         stop.set()
