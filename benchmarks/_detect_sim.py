@@ -33,7 +33,8 @@ from streameval.pipeline import Pipeline
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.sim import SimConfig, catalogue_of, traffic
 from streameval.sim import records as sim_records
-from streameval.sim.behaviour import degrade, interactions, rank
+from streameval.sim.behaviour import Shown, degrade, interactions, rank
+from streameval.sim.catalogue import Query
 from streameval.sim.traffic import DailyMix
 
 START_MS = 1_700_000_000_000
@@ -61,10 +62,7 @@ def build_pools(sim: SimConfig, samples: int, variants: Sequence[tuple[float, fl
     scored: dict[str, ScoredList] = {}
     pipeline = Pipeline(evaluation, on_scored=lambda s: scored.__setitem__(s.request_id, s))
     pipeline.add_source("pools")
-    for record in traffic(replace(sim, rate=1e-9, judgment_rate=0.0), START_MS):
-        if record.kind != "judgment":
-            break
-        pipeline.offer(record.raw, "pools")
+    offer_start_judgments(pipeline, sim, "pools")
     judged = np.full((len(variants), n_queries, samples), np.nan)
     implicit = np.full((len(variants), n_queries, samples), np.nan)
     t = START_MS + 1
@@ -77,19 +75,9 @@ def build_pools(sim: SimConfig, samples: int, variants: Sequence[tuple[float, fl
                 shown = rank(query, noise, sim.page_size, random.Random(f"rank:{seed}"))
                 if size > 0:
                     shown = degrade(shown, size, q, catalogue, random.Random(f"deg:{seed}"))
-                rng = random.Random(f"user:{seed}")
+                user = random.Random(f"user:{seed}")
                 rid = f"{q}.{m}.{regressed}"
-                raw = sim_records.impression(
-                    rid, t, query_id=query.query_id, query=query.text,
-                    doc_ids=shown.doc_ids, labels={},
-                )  # fmt: skip
-                pipeline.offer(raw, "pools")
-                for j, act in enumerate(interactions(shown, sim, rng)):
-                    raw = sim_records.interaction(
-                        rid, t + act.delay_ms, event_id=f"{rid}.{j}", doc_id=act.doc_id,
-                        position=act.position, action=act.action, dwell_ms=act.dwell_ms,
-                    )  # fmt: skip
-                    pipeline.offer(raw, "pools")
+                serve_page(pipeline, rid, t, query, shown, sim=sim, user=user, source="pools")
                 t += 1
     pipeline.finish()
     for rid, s in scored.items():
@@ -106,6 +94,42 @@ def build_pools(sim: SimConfig, samples: int, variants: Sequence[tuple[float, fl
         judged=judged,
         implicit=implicit,
     )
+
+
+def offer_start_judgments(pipeline: Pipeline, sim: SimConfig, source: str = "input") -> None:
+    """The judgments ``sim``'s traffic starts with (half of every query's candidates, at their
+    raters' grades) into ``pipeline``, from ``source``."""
+    for record in traffic(replace(sim, rate=1e-9, judgment_rate=0.0), START_MS):
+        if record.kind != "judgment":
+            break
+        pipeline.offer(record.raw, source)
+
+
+def serve_page(
+    pipeline: Pipeline,
+    rid: str,
+    t: int,
+    query: Query,
+    shown: Shown,
+    *,
+    sim: SimConfig,
+    user: random.Random,
+    source: str = "input",
+    teams: Sequence[str] | None = None,
+) -> None:
+    """One page of ``query`` shown at ``t`` (``teams``: each result's, when interleaved) and what
+    ``user`` did on it under ``sim``'s click model, offered to ``pipeline`` as request ``rid``."""
+    raw = sim_records.impression(
+        rid, t, query_id=query.query_id, query=query.text, doc_ids=shown.doc_ids, labels={},
+        teams=teams,
+    )  # fmt: skip
+    pipeline.offer(raw, source)
+    for j, act in enumerate(interactions(shown, sim, user)):
+        raw = sim_records.interaction(
+            rid, t + act.delay_ms, event_id=f"{rid}.{j}", doc_id=act.doc_id,
+            position=act.position, action=act.action, dwell_ms=act.dwell_ms,
+        )  # fmt: skip
+        pipeline.offer(raw, source)
 
 
 @dataclass

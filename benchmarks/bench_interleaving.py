@@ -176,7 +176,7 @@ def shipped_defaults(seeds: Sequence[int], cap: int) -> int:
     ab: dict[str, list[int | None]] = {"judged": [], "implicit": []}
     for seed in seeds:
         n, alarmed = interleaving_run(seed, cap, alpha=shipped.alpha, scale=shipped.mixture_scale)
-        il.append(n if alarmed else cap)
+        il.append(n)  # the cap when it did not alarm
         found = vs_control_run(seed, cap)
         for source, values in ab.items():
             values.append(found[source])

@@ -43,7 +43,7 @@ import argparse
 import json
 import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +51,8 @@ import numpy as np
 from streameval.config import EvaluationSettings
 from streameval.pipeline import Pipeline
 from streameval.scored import JUDGED, ScoredList
-from streameval.sim import SimConfig, catalogue_of, traffic
-from streameval.sim import records as sim_records
-from streameval.sim.behaviour import Shown, degrade, interactions, rank
+from streameval.sim import SimConfig, catalogue_of
+from streameval.sim.behaviour import Shown, degrade, rank
 from streameval.sim.interleaving import team_draft
 
 START_MS = 1_700_000_000_000
@@ -86,13 +85,14 @@ def population(
     catalogue = catalogue_of(sim)
     n_queries = len(catalogue.queries)
     names = (sim.control.name, sim.treatment.name)
+    # the pools' helpers (benchmarks/_detect_sim.py), imported here as detection.py does: this
+    # module is also imported as benchmarks.interleaving_efficiency, by its unit tests
+    from _detect_sim import offer_start_judgments, serve_page
+
     evaluation = EvaluationSettings(ks=(K,), allowed_lateness=10**12, max_open_lists=10**8)
     scored: dict[str, ScoredList] = {}
     pipeline = Pipeline(evaluation, on_scored=lambda s: scored.__setitem__(s.request_id, s))
-    for record in traffic(replace(sim, rate=1e-9), START_MS):
-        if record.kind != "judgment":
-            break
-        pipeline.offer(record.raw)  # the start's judgments: half of every query's candidates
+    offer_start_judgments(pipeline, sim)  # half of every query's candidates
     t = START_MS + 1
     for q, query in enumerate(catalogue.queries):
         for m in range(samples):
@@ -110,31 +110,9 @@ def population(
                     control, other, names, sim.page_size, random.Random(f"td:{draws}")
                 )
             for kind, (shown, teams) in pages.items():
-                rid = f"{q}.{m}.{PAGES.index(kind)}"
-                pipeline.offer(
-                    sim_records.impression(
-                        rid,
-                        t,
-                        query_id=query.query_id,
-                        query=query.text,
-                        doc_ids=shown.doc_ids,
-                        labels={},
-                        teams=teams,
-                    )
-                )
                 user = random.Random(f"u:{draws}")  # the same user for every page of the draw
-                for j, act in enumerate(interactions(shown, sim, user)):
-                    pipeline.offer(
-                        sim_records.interaction(
-                            rid,
-                            t + act.delay_ms,
-                            event_id=f"{rid}.{j}",
-                            doc_id=act.doc_id,
-                            position=act.position,
-                            action=act.action,
-                            dwell_ms=act.dwell_ms,
-                        )
-                    )
+                rid = f"{q}.{m}.{PAGES.index(kind)}"
+                serve_page(pipeline, rid, t, query, shown, sim=sim, user=user, teams=teams)
             t += 1
     pipeline.finish()
     shape = (n_queries, samples)
@@ -200,7 +178,7 @@ def efficiencies(pops: list[Population], columns: list[np.ndarray]) -> dict[str,
     out = {
         "preference": effect,
         "decisive_share": decisive,
-        "preference_decisive": effect / decisive,
+        "preference_decisive": effect / decisive if decisive > 0 else 0.0,
     }
     for source in ("judged", "implicit"):
         # the arms' difference of means, from the treatment's paired pages (its unregressed
@@ -254,7 +232,7 @@ def main() -> int:
               float(np.percentile([b[key] for b in boot], 97.5)))
         for key in point
     }  # fmt: skip
-    pages = args.seeds * 1000 * args.samples * len(PAGES)
+    pages = sum(len(p.popularity) for p in pops) * args.samples * len(PAGES)
     print(
         f"\n{args.seeds} catalogues x {args.samples} draws per query ({pages} pages scored); "
         f"a {REGRESSION:.0%} regression of the treatment; examination "
