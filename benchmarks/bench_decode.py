@@ -4,9 +4,9 @@
         [--json FILE]
 
 The records are the traffic simulator's (``streameval.sim.traffic``: impressions of 10 results,
-clicks, dwell and purchases, judgments), each also rewritten into the README's Segment-like
-shape (tests/fixtures/input/segment.toml) and into its Avro encoding (Confluent wire format,
-tests/fixtures/input/segment.avsc). Rows, each a median of interleaved repeats:
+clicks, dwell and purchases, judgments), each also rewritten into docs/input-formats.md's
+Segment-like shape (tests/fixtures/input/segment.toml) and into its Avro encoding (Confluent wire
+format, tests/fixtures/input/segment.avsc). Rows, each a median of interleaved repeats:
 
 * ``native``: the native decoder (pydantic-core ``validate_json`` into the event models) on the
   same events with the same timestamps as the Segment-like records (RFC 3339 text, a native

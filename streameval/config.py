@@ -39,12 +39,19 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class KafkaSettings(BaseModel):
+    """The Kafka cluster, the topics read and written, and the consumer group (DESIGN §6)."""
+
     model_config = _FROZEN
 
+    #: the brokers to bootstrap from, comma-separated "host:port" pairs
     bootstrap_servers: str = "localhost:9092"
+    #: the consumer group of ``topics``: the instances of one deployment share it and split the
+    #: partitions; also the prefix of the group's keys in ``state_topic``
     group_id: str = Field("streameval", min_length=1)
     #: impressions and clicks (native or UBI); co-partitioned by request_id
     topics: tuple[str, ...] = ("search-impressions", "search-clicks")
+    #: graded judgments, keyed by query_id + doc_id (+ judge) and compacted; every instance reads
+    #: all of them, to their end before any list is finalized
     judgment_topics: tuple[str, ...] = ("search-judgments",)
     #: "" turns the dead-letter topic off
     dlq_topic: str = "streameval-dlq"
@@ -53,6 +60,7 @@ class KafkaSettings(BaseModel):
     state_topic: str = "streameval-state"
     #: where a group without committed offsets starts (extension)
     auto_offset_reset: Literal["earliest", "latest"] = "earliest"
+    #: the client id the Kafka clients give the brokers (extension)
     client_id: str = "streameval"
     #: how often offsets (with their checkpoint) are committed (extension)
     commit_interval: Duration = 5_000
@@ -70,14 +78,23 @@ class KafkaSettings(BaseModel):
         "per group)",
     )
     # security settings, passed through to the Kafka client
+    #: how the clients talk to the brokers: TLS ("SSL", "SASL_SSL") and SASL authentication
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    #: the SASL mechanism: "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", ...
     sasl_mechanism: str | None = None
+    #: the SASL user name
     sasl_username: str | None = None
+    #: the SASL password (a secret: never printed or logged)
     sasl_password: SecretStr | None = None
+    #: the CA certificate (PEM file) that signed the brokers' certificates
     ssl_cafile: str | None = None
+    #: the client certificate (PEM file), for brokers that authenticate clients by TLS
     ssl_certfile: str | None = None
+    #: the client certificate's private key (PEM file)
     ssl_keyfile: str | None = None
+    #: the password of ``ssl_keyfile`` (a secret)
     ssl_password: SecretStr | None = None
+    #: check that a broker's certificate names the host connected to
     ssl_check_hostname: bool = True
 
     @field_validator("consumer")
@@ -97,15 +114,22 @@ class KafkaSettings(BaseModel):
 
 
 class MetricsSettings(BaseModel):
+    """The HTTP server: ``/metrics``, ``/healthz``, ``/readyz`` and the status page."""
+
     model_config = _FROZEN
 
+    #: the address the HTTP server listens on
     host: str = "0.0.0.0"
+    #: its port
     port: int = Field(9724, ge=0, le=65535)
-    #: serve /metrics over TLS when both are set (extension)
+    #: serve /metrics over TLS when both are set (extension): the certificate (PEM file)
     tls_certfile: str | None = None
+    #: the certificate's private key (PEM file)
     tls_keyfile: str | None = None
-    #: HTTP basic auth on /metrics and the status page when both are set (extension)
+    #: HTTP basic auth on /metrics and the status page when both are set (extension; /healthz
+    #: and /readyz stay open for probes): the user name
     basic_auth_username: str | None = None
+    #: the password (a secret)
     basic_auth_password: SecretStr | None = None
 
     @model_validator(mode="after")
@@ -120,7 +144,9 @@ class MetricsSettings(BaseModel):
 class DwellGrade(BaseModel):
     model_config = _FROZEN
 
+    #: a ``dwell`` interaction of at least this many milliseconds ...
     min_ms: int = Field(30_000, ge=0)
+    #: ... grades its doc this (implicit relevance)
     grade: float = 2.0
 
 
@@ -138,26 +164,47 @@ class InterleavingSettings(BaseModel):
     #: for): 0.03, about what a 2-3 % drop of NDCG@10 moves the preference on decisive lists in
     #: the simulator's click model (benchmarks/interleaving_scale.py)
     mixture_scale: float = Field(0.03, gt=0.0, le=10.0)
-    #: distinct team names kept; later ones fold into "__other__"
+    #: distinct team names kept; later ones fold into ``"__other__"``
     max_teams: int = Field(100, ge=2)
 
 
 class EvaluationSettings(BaseModel):
+    """What is measured and how: NDCG@k's variants, the join, the windows, the segments, the
+    bounds on state (DESIGN §3, §4, §5)."""
+
     model_config = _FROZEN
 
+    #: the cutoffs k of NDCG@k (and judged coverage@k)
     ks: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field((1, 3, 5, 10), min_length=1)
+    #: gain of a grade: "linear" (rel) or "exponential" (2^rel - 1)
     gain: Literal["linear", "exponential"] = "linear"
+    #: discount of rank i: "log2" (1/log2(i+1)) or "jarvelin" (ranks below ``discount_base``
+    #: undiscounted, then 1/log_b(i))
     discount: Literal["log2", "jarvelin"] = "log2"
+    #: the base b of the "jarvelin" discount
     discount_base: float = Field(2.0, gt=1.0)
+    #: the ideal ordering of judged relevance: "pool" (every judged doc of the query, as
+    #: trec_eval) or "list" (the list's own docs)
     ideal: Literal["pool", "list"] = "pool"
+    #: unjudged docs of judged relevance: "zero" (gain 0, a lower bound) or "condensed" (dropped
+    #: before scoring)
     unjudged: Literal["zero", "condensed"] = "zero"
+    #: a list whose ideal DCG is 0: "skip" (no NDCG, counted ``no_relevance``) or "zero"
     no_relevance: Literal["skip", "zero"] = "skip"
+    #: how long (event time) a list stays open for interactions after its impression
     attribution_window: Duration = 300_000
+    #: how far behind the newest event time of its partition an event may be and still count:
+    #: the watermark is the newest event time less this
     allowed_lateness: Duration = 10_000
+    #: the sliding event-time windows reported (each a multiple of ``bucket``)
     windows: tuple[Duration, ...] = Field((60_000, 300_000, 3_600_000), min_length=1)
+    #: the windows' bucket: a finalized list counts in the bucket of its impression's time
     bucket: Duration = 10_000
+    #: the impression labels that become Prometheus labels (the segments)
     segment_labels: tuple[str, ...] = ("ranker", "arm")
+    #: distinct segment label combinations kept; the rest fold into ``"__other__"``
     max_segments: int = Field(100, ge=1)
+    #: implicit relevance: the grade of each interaction action (a doc takes its highest)
     implicit_grades: dict[str, float] = Field(
         default_factory=lambda: {"click": 1.0, "add_to_cart": 2.0, "purchase": 3.0}
     )
@@ -208,11 +255,11 @@ class EvaluationSettings(BaseModel):
 
 
 class DetectionSettings(BaseModel):
-    """Sequential regression detectors (DESIGN §9; README "Regression detection")."""
+    """Sequential regression detectors (DESIGN §9; docs/detection.md)."""
 
     model_config = _FROZEN
 
-    #: which detectors run; () turns detection off
+    #: which detectors run; ``[]`` turns detection off
     detectors: tuple[Literal["vs_control", "vs_baseline"], ...] = ("vs_control", "vs_baseline")
     #: the smallest relative drop of NDCG@k worth a page (the CUSUM is tuned to it)
     min_relative_drop: float = Field(0.02, gt=0.0, lt=1.0)
@@ -268,17 +315,22 @@ class _EventMapping(BaseModel):
 
     #: values of the mapping's ``type_field`` that make a record this event type
     when: tuple[str, ...] = ()
+    #: the event time (in the mapping's ``timestamp_unit``)
     timestamp: Pointer
+    #: the event's id, for duplicates
     event_id: Pointer | None = None
 
 
 class ImpressionMapping(_EventMapping):
+    #: the join key of the impression and its clicks
     request_id: Pointer
     #: the array of results, in rank order
     results: Pointer
     #: where the doc id sits in each item of ``results`` ("" = the item itself)
     result_doc_id: Pointer = ""
+    #: the query text
     query: Pointer | None = None
+    #: the stable query id used to look up judgments (default: the normalized query text)
     query_id: Pointer | None = None
     #: label name -> pointer to its value
     labels: dict[str, Pointer] = Field(default_factory=dict)
@@ -287,24 +339,34 @@ class ImpressionMapping(_EventMapping):
 
 
 class ClickMapping(_EventMapping):
+    #: the request (impression) the click belongs to
     request_id: Pointer
+    #: the doc interacted with
     doc_id: Pointer
+    #: the interaction's name (translated through ``actions``)
     action: Pointer | None = None
     #: the team's action name -> ours (click, dwell, add_to_cart, purchase, ...); others as-is
     actions: dict[str, str] = Field(default_factory=dict)
     #: the action of a click whose ``action`` is absent (or not mapped)
     default_action: str = "click"
+    #: the dwell time in milliseconds
     dwell_ms: Pointer | None = None
+    #: the doc's position on the page
     position: Pointer | None = None
     #: 0 when the team counts positions from 0 (stored 1-based)
     position_base: Literal[0, 1] = 1
 
 
 class JudgmentMapping(_EventMapping):
+    #: the doc judged
     doc_id: Pointer
+    #: the grade (a finite number)
     grade: Pointer
+    #: the query id judged (``query_id`` or ``query`` is needed)
     query_id: Pointer | None = None
+    #: the query text judged (normalized into the query id)
     query: Pointer | None = None
+    #: who judged: a rater id, ``llm:<model>``
     judge: Pointer | None = None
 
     @model_validator(mode="after")
@@ -325,8 +387,11 @@ class MappingSettings(BaseModel):
     #: unit of every mapped timestamp: "ms" (epoch ms, or RFC 3339 strings, as native events),
     #: "s", "us" (epoch seconds or microseconds, numbers), "rfc3339" (strings only)
     timestamp_unit: Literal["ms", "s", "us", "rfc3339"] = "ms"
+    #: where each field of an impression is
     impression: ImpressionMapping | None = None
+    #: where each field of a click is
     click: ClickMapping | None = None
+    #: where each field of a judgment is
     judgment: JudgmentMapping | None = None
 
     @model_validator(mode="after")
@@ -368,6 +433,7 @@ class SourceFormat(BaseModel):
     #: "json" (UTF-8, one record per message or line) or "avro" (Confluent wire format:
     #: magic byte 0, 4-byte schema id, Avro binary; needs format = "mapped")
     encoding: Literal["json", "avro"] = "json"
+    #: the name of the mapping (in ``input.mappings``) of ``format = "mapped"``
     mapping: str | None = None
 
     @model_validator(mode="after")
@@ -390,6 +456,7 @@ class InputSettings(BaseModel):
     files: dict[str, SourceFormat] = Field(default_factory=dict)
     #: the format of every topic and file not listed
     default: SourceFormat = SourceFormat()
+    #: name -> a mapping from a team's own records to the events (``format = "mapped"``)
     mappings: dict[str, MappingSettings] = Field(default_factory=dict)
     #: a Confluent-compatible schema registry (e.g. "http://registry:8081", or Apicurio's
     #: ".../apis/ccompat/v7"), asked for Avro schemas by id, each once

@@ -1,6 +1,7 @@
-"""Native events rewritten into the shapes other teams log (the worked mappings of the README's
-"Point it at your topics", whose TOML files are in tests/fixtures/input/): a Snowplow-like and a
-Segment-like JSON shape, and the Segment-like shape in Avro (Confluent wire format).
+"""Native events rewritten into the shapes other teams log (the worked mappings of
+docs/input-formats.md's "Point it at your topics", whose TOML files are in tests/fixtures/input/): a
+Snowplow-like and a Segment-like JSON shape, and the Segment-like shape in Avro (Confluent wire
+format).
 
 Each rewrite is exact: every field the native event has is carried, at the place the mapping
 reads it, in that shape's own form (timestamps as text, positions from 0, the team's action

@@ -570,7 +570,7 @@ def regression_detection_row() -> Section:
                         "ci95 threshold {{detector}}",
                     ),
                     width=9,
-                    description="A one-sided CUSUM per series (README: Regression detection): "
+                    description="A one-sided CUSUM per series (docs/detection.md): "
                     "it pages when the statistic reaches the dashed threshold, which gives one "
                     "false alarm per 30 days per series on average.",
                 )

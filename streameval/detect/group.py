@@ -15,7 +15,7 @@ to their ends: silent, or never written to) would hold it where its last record 
 for good with none: such an instance follows the group's event time instead, up to the
 watermark the other partitions' progress records show passed (:meth:`GroupFeed.
 passed_elsewhere`, ``Pipeline.follow``). A partition nobody reads (between a revocation and its
-next assignment) still holds the frontier back (see the README).
+next assignment) still holds the frontier back (see docs/detection.md).
 """
 
 from __future__ import annotations

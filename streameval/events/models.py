@@ -2,7 +2,7 @@
 
 Everything a record may carry is bounded (ids, strings, lists, label maps, numbers): a hostile or
 broken producer can make a record *invalid*, never make the daemon slow or large. The bounds are
-module constants so that the README, the tests and the decoder name the same numbers.
+module constants so that the docs, the tests and the decoder name the same numbers.
 
 Decisions beyond the table of DESIGN §2 (documented here, the contract for the other modules):
 

@@ -40,7 +40,7 @@ CREATE_TOPICS = DEPLOY / "kafka" / "create-topics.sh"
 METRICS_PORT = 9724  # DESIGN §7, [metrics] port
 
 #: DESIGN §7: the sub-commands of `streameval`.
-DESIGN_COMMANDS = frozenset({"run", "demo", "replay", "simulate", "schema"})
+DESIGN_COMMANDS = frozenset({"run", "demo", "replay", "simulate", "schema", "config"})
 #: DESIGN §6: default topics.
 DESIGN_TOPICS = frozenset(
     {"search-impressions", "search-clicks", "search-judgments", "streameval-dlq"}

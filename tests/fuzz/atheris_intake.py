@@ -1,8 +1,8 @@
 """Coverage-guided fuzzing of the intake (atheris, libFuzzer): every input goes through the
-decoder and a long-lived Pipeline, and through the same two for a mapped format (the README's
-Segment-like mapping, tests/fixtures/input/segment.toml: the input as its JSON, and as the Avro
-payload of a wire-format record under its schema); a crash is any exception, an Invalid with an
-unknown reason, an over-long detail or field, or a broken accounting identity.
+decoder and a long-lived Pipeline, and through the same two for a mapped format
+(docs/input-formats.md's Segment-like mapping, tests/fixtures/input/segment.toml: the input as its
+JSON, and as the Avro payload of a wire-format record under its schema); a crash is any exception,
+an Invalid with an unknown reason, an over-long detail or field, or a broken accounting identity.
 
 Run by tests/unit/test_fuzz_atheris.py; by hand (an empty CORPUS_DIR works, seeds help):
     .venv/bin/python tests/fuzz/atheris_intake.py CORPUS_DIR -runs=1000000 \

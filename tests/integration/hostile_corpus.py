@@ -433,7 +433,7 @@ def mix(clean: list[Row], hostile: list[tuple[int, Hostile]]) -> list[tuple[Row,
     return out
 
 
-# --- a mapped format: the README's Segment-like shape (tests/fixtures/input/segment.toml) ------
+# --- a mapped format: the Segment-like shape of docs/input-formats.md (fixtures/input/segment.toml)
 
 
 def _seg(event: str, ts: int, **props: Any) -> dict[str, Any]:

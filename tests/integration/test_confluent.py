@@ -116,9 +116,10 @@ def test_unequal_partition_counts_stop_the_confluent_stream_at_start(
 def test_confluent_reads_the_checkpoints_kafka_python_commits(
     kafka_bootstrap: str, topic_factory: TopicFactory
 ) -> None:
-    """A group may switch clients (README): librdkafka reads commit metadata as a C string, so
-    kafka-python's commits must carry the terminator (without it about one read in eight came
-    back with bytes past the end, or raised UnicodeDecodeError; confluentinc/librdkafka#4649)."""
+    """A group may switch clients (docs/operations.md): librdkafka reads commit metadata as a C
+    string, so kafka-python's commits must carry the terminator (without it about one read in eight
+    came back with bytes past the end, or raised UnicodeDecodeError;
+    confluentinc/librdkafka#4649)."""
     from confluent_kafka import Consumer
     from confluent_kafka import TopicPartition as CkTopicPartition
 

@@ -238,7 +238,8 @@ def test_hostile_records_are_counted_dead_lettered_and_change_no_figure(
         assert clicks(intake) == clicks(want), (intake, want)
         # a confusable click is never joined: unmatched when read in time, late when read behind
         # the watermark (DESIGN §3), which depends on how far the daemon read the other partitions
-        # ahead (README, Not promised); the replay of the clean log has nothing late
+        # ahead (docs/operations.md, What is not promised); the replay of the clean log has nothing
+        # late
         assert unjoined(intake) >= unjoined(want), (intake, want)
         assert intake["duplicate"].get("impression", 0) == 0
         assert intake["late"].get("impression", 0) == 0
@@ -412,9 +413,9 @@ HOSTILE_MAPPED = 2_000
 def test_hostile_records_of_a_mapped_format_are_counted_dead_lettered_and_change_no_figure(
     kafka_bootstrap: str, topic_factory: TopicFactory, tmp_path: Path
 ) -> None:
-    """The daemon's log in the README's Segment-like shape, with 2,000 records that do not map
-    scattered through it (missing and ill-typed fields, wrong timestamps, 5,000-result lists,
-    labels that are objects, events the mapping does not read, NaN, deep nesting, bad UTF-8,
+    """The daemon's log in the Segment-like shape of docs/input-formats.md, with 2,000 records that
+    do not map scattered through it (missing and ill-typed fields, wrong timestamps, 5,000-result
+    lists, labels that are objects, events the mapping does not read, NaN, deep nesting, bad UTF-8,
     records over 1 MiB): each counted by its reason, dead-lettered with it (and, for
     ``mapping``, with the field), and the clean figures unchanged."""
     clean_log = make_log(4, 200)

@@ -1,7 +1,7 @@
 """`streameval run` over topics in a team's own shape (DESIGN §11): the daemon's log rewritten
-into the Snowplow-like and Segment-like JSON shapes of the README's worked mappings, and the
-Segment-like shape in Avro (Confluent wire format; the schema from ``input.avro_schemas``, and
-registered in a real schema registry that the daemon asks through ``input.schema_registry_url``)
+into the Snowplow-like and Segment-like JSON shapes of the worked mappings of docs/input-formats.md,
+and the Segment-like shape in Avro (Confluent wire format; the schema from ``input.avro_schemas``,
+and registered in a real schema registry that the daemon asks through ``input.schema_registry_url``)
 gives exactly the figures `streameval replay` gives for the native log laid out in the same
 partitions; records that do not map reach the dead-letter topic with the field that did not map;
 `streameval inspect --topic` shows what the first records map to."""

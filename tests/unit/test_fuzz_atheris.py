@@ -1,9 +1,10 @@
 """Coverage-guided fuzzing of the intake with atheris (libFuzzer), beside the hypothesis fuzz
 tests in test_fuzz_decode.py: libFuzzer mutates toward inputs that reach new branches of our
 Python (the UBI reader, the error classification, the join), seeded with one valid record of
-each kind (native, UBI, and the README's Segment-like mapped shape, which the harness also
-reads as the payload of a wire-format Avro record) and a dictionary of the schema's keys. A
-crash fails the test with the input libFuzzer saved. The harness is tests/fuzz/atheris_intake.py.
+each kind (native, UBI, and the Segment-like mapped shape of docs/input-formats.md, which the
+harness also reads as the payload of a wire-format Avro record) and a dictionary of the schema's
+keys. A crash fails the test with the input libFuzzer saved. The harness is
+tests/fuzz/atheris_intake.py.
 """
 
 from __future__ import annotations

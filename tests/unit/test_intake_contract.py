@@ -80,7 +80,7 @@ def test_a_click_read_behind_the_watermark_without_an_open_list_is_late() -> Non
 def test_a_click_read_in_time_for_a_closed_list_is_late_and_reset_makes_waiting_unmatched() -> None:
     """A click read in time (t >= W) whose list is already final falls after its attribution
     window (final means W >= I + A, so t >= I + A): late while the id is remembered. After a
-    rebalance (reset) the clicks still waiting are unmatched, as the README says."""
+    rebalance (reset) the clicks still waiting are unmatched, as docs/operations.md says."""
     p, outcomes, _ = feed(
         s0(
             imp("r1", 0, ["a"]),

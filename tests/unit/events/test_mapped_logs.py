@@ -1,6 +1,6 @@
 """The hand-built logs of the existing tests, rewritten into the Snowplow-like and Segment-like
-shapes of the README's worked mappings (and the Segment-like one into Avro), give through
-``replay`` exactly the figures of the native log: every window row, every scored list, every
+shapes of the worked mappings of docs/input-formats.md (and the Segment-like one into Avro), give
+through ``replay`` exactly the figures of the native log: every window row, every scored list, every
 intake count."""
 
 from __future__ import annotations

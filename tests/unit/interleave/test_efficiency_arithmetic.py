@@ -1,6 +1,6 @@
 """The arithmetic of benchmarks/interleaving_efficiency.py (the relative efficiency quoted in the
-README), checked against the same quantities computed another way: every (query, sample) value
-expanded into a list of weighted observations and summed with plain Python."""
+docs/interleaving.md), checked against the same quantities computed another way: every (query,
+sample) value expanded into a list of weighted observations and summed with plain Python."""
 
 from __future__ import annotations
 
