@@ -649,3 +649,22 @@ def test_rendered_manifests_are_plain_yaml() -> None:
     docs = [d for d in yaml.safe_load_all(io.StringIO(result.stdout)) if d is not None]
     assert all(isinstance(d, dict) and "kind" in d for d in docs)
     assert len(docs) == len(render([SECURE]).objects)
+
+
+def test_a_checkout_without_symbolic_links_stops_the_render_saying_so(tmp_path: Path) -> None:
+    # where git writes a link as a text file holding its target (core.symlinks=false)
+    copied = tmp_path / "streameval"
+    subprocess.run(["cp", "-r", str(CHART), str(copied)], check=True)
+    for name in ("rules", "dashboards"):
+        link = copied / "files" / name
+        target = (CHART / "files" / name).readlink()
+        link.unlink()
+        link.write_text(str(target), encoding="utf-8")
+    result = helm("template", RELEASE, copied, "-f", DEFAULT)
+    assert result.returncode != 0
+    assert "files/rules" in result.stderr
+    assert "link to deploy/prometheus/rules" in result.stderr
+    sets = ("--set", "prometheusRule.enabled=false")
+    result = helm("template", RELEASE, copied, "-f", DEFAULT, *sets)
+    assert result.returncode != 0
+    assert "files/dashboards must link to deploy/grafana/dashboards" in result.stderr
