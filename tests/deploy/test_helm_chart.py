@@ -110,6 +110,24 @@ def test_secrets_and_per_pod_keys_are_refused_in_the_config(key: str, fix: str) 
     assert key in result.stderr and fix in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("replicacount", "3", "additional properties 'replicacount' not allowed"),
+        ("config.evaluaton.ks", "1", "additional properties 'evaluaton' not allowed"),
+        ("config.metrics.port", "nine", "/config/metrics/port"),
+        ("podMonitor.intervall", "15s", "additional properties 'intervall' not allowed"),
+    ],
+)
+def test_values_schema_rejects_a_misspelt_or_mistyped_value(
+    key: str, value: str, message: str
+) -> None:
+    # values.schema.json: a typo in a value would otherwise be ignored without a word
+    result = helm(*template_args([DEFAULT], {key: value}))
+    assert result.returncode != 0
+    assert message in result.stderr, result.stderr
+
+
 def test_sasl_without_a_sasl_protocol_is_refused() -> None:
     result = helm(*template_args([DEFAULT], {"kafkaSasl.password": "x"}))
     assert result.returncode != 0
