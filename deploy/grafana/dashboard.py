@@ -34,13 +34,23 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common
 from grafana_foundation_sdk.models import dashboard as model
 
-#: Provisioned in deploy/grafana/provisioning/datasources/prometheus.yml.
-DATASOURCE_UID = "streameval-prometheus"
-DATASOURCE = model.DataSourceRef(type_val="prometheus", uid=DATASOURCE_UID)
+#: No datasource uid is hard-coded: every panel and query variable asks the `datasource`
+#: variable, so the dashboard works in any Grafana (docker-compose's provisioning, the Helm
+#: chart's sidecar ConfigMap, a UI import). The variable's default is the `__inputs` placeholder
+#: below: the UI import replaces it with the datasource the user picks; where nothing replaces it
+#: (file provisioning) Grafana falls back to the first Prometheus datasource.
+DATASOURCE_VARIABLE = "datasource"
+DATASOURCE = model.DataSourceRef(type_val="prometheus", uid="${" + DATASOURCE_VARIABLE + "}")
+DATASOURCE_INPUT = "DS_PROMETHEUS"
 DASHBOARD_UID = "streameval"
+#: The Grafana the SDK release is for (pyproject pins it): `__requires` of the import format.
+GRAFANA_VERSION = "11.3.0"
 
-# Label matchers shared by the panels (Grafana template variables).
-SEG = 'ranker=~"$ranker", arm=~"$arm"'
+# Label matchers shared by the panels (Grafana template variables). Every selector carries the
+# job: one Prometheus may scrape several deployments (staging and production, or one per
+# namespace under the Prometheus Operator, whose PodMonitor job is "<namespace>/<name>").
+JOB = 'job="$job"'
+SEG = f'{JOB}, ranker=~"$ranker", arm=~"$arm"'
 WIN = f'k="$k", window="$window", relevance="$relevance", {SEG}'
 RATE = "$__rate_interval"
 #: The segment series of the recording rules.
@@ -179,7 +189,7 @@ def ci_band(panel: timeseries.Panel) -> timeseries.Panel:
 
 
 def variable(name: str, *, default: str, multi: bool, sort: model.VariableSort) -> Any:
-    """A query variable over the values of one label of streameval_window_lists."""
+    """A query variable over the values of one label of streameval_window_lists (of $job)."""
     current = (
         model.VariableOption(selected=True, text=["All"], value=["$__all"])
         if multi
@@ -189,7 +199,12 @@ def variable(name: str, *, default: str, multi: bool, sort: model.VariableSort) 
         dashboard_builders.QueryVariable(name)
         .label(name)
         .datasource(DATASOURCE)
-        .query({"query": f"label_values(streameval_window_lists, {name})", "refId": f"var-{name}"})
+        .query(
+            {
+                "query": f"label_values(streameval_window_lists{{{JOB}}}, {name})",
+                "refId": f"var-{name}",
+            }
+        )
         .refresh(model.VariableRefresh.ON_TIME_RANGE_CHANGED)
         .sort(sort)
         .multi(multi)
@@ -205,7 +220,9 @@ def variable(name: str, *, default: str, multi: bool, sort: model.VariableSort) 
 
 
 def now_row() -> Section:
-    arm_mean = 'arm:streameval_ndcg:mean{k="$k", window="$window", relevance="$relevance", '
+    arm_mean = (
+        f'arm:streameval_ndcg:mean{{{JOB}, k="$k", window="$window", relevance="$relevance", '
+    )
     return Section(
         "Now",
         (
@@ -233,7 +250,8 @@ def now_row() -> Section:
             stat_panel(
                 "Lists scored / s",
                 query(
-                    'sum(segment:streameval_lists_scored:rate5m{k="$k", relevance="$relevance"})',
+                    f"sum(segment:streameval_lists_scored:rate5m"
+                    f'{{{JOB}, k="$k", relevance="$relevance"}})',
                     "lists/s",
                 ),
                 width=4,
@@ -242,7 +260,7 @@ def now_row() -> Section:
             ).decimals(1),
             stat_panel(
                 "Invalid share",
-                query("job:streameval_invalid_events:ratio_rate5m", "{{job}}"),
+                query(f"job:streameval_invalid_events:ratio_rate5m{{{JOB}}}", "{{job}}"),
                 width=3,
                 height=5,
                 unit="percentunit",
@@ -251,7 +269,10 @@ def now_row() -> Section:
             .thresholds(thresholds((None, "green"), (0.05, "red"))),
             stat_panel(
                 "Horizon lag",
-                query("time() - min(streameval_evaluation_horizon_timestamp_seconds)", "horizon"),
+                query(
+                    f"time() - min(streameval_evaluation_horizon_timestamp_seconds{{{JOB}}})",
+                    "horizon",
+                ),
                 width=3,
                 height=5,
                 unit="s",
@@ -263,7 +284,7 @@ def now_row() -> Section:
 
 
 def ranking_quality_row() -> Section:
-    arm = 'k="$k", window="$window", relevance="$relevance", arm="$arm"'
+    arm = f'{JOB}, k="$k", window="$window", relevance="$relevance", arm="$arm"'
     delta = f"{NDCG}:delta_vs_control{{{WIN}}}"
     return Section(
         "Ranking quality",
@@ -415,7 +436,7 @@ def engagement_row() -> Section:
 def throughput_and_intake_row() -> Section:
     def rate(metric: str, by: str = "") -> str:
         grouping = f"sum by ({by}) " if by else "sum"
-        return f"{grouping}(rate({metric}[{RATE}]))"
+        return f"{grouping}(rate({metric}{{{JOB}}}[{RATE}]))"
 
     return Section(
         "Throughput and intake",
@@ -486,7 +507,7 @@ def throughput_and_intake_row() -> Section:
             timeseries_panel(
                 "Invalid records by reason",
                 query(rate("streameval_invalid_events_total", "reason"), "{{reason}}"),
-                query("job:streameval_invalid_events:ratio_rate5m", "share {{job}}"),
+                query(f"job:streameval_invalid_events:ratio_rate5m{{{JOB}}}", "share {{job}}"),
                 query(rate("streameval_dead_letters_failed_total"), "dead letters not written"),
                 width=12,
                 unit="none",
@@ -507,9 +528,12 @@ def event_time_and_lag_row() -> Section:
         (
             timeseries_panel(
                 "Watermark and horizon lag behind the wall clock",
-                query("time() - streameval_watermark_timestamp_seconds", "watermark {{instance}}"),
                 query(
-                    "time() - streameval_evaluation_horizon_timestamp_seconds",
+                    f"time() - streameval_watermark_timestamp_seconds{{{JOB}}}",
+                    "watermark {{instance}}",
+                ),
+                query(
+                    f"time() - streameval_evaluation_horizon_timestamp_seconds{{{JOB}}}",
                     "horizon {{instance}}",
                 ),
                 width=8,
@@ -519,26 +543,31 @@ def event_time_and_lag_row() -> Section:
             ),
             timeseries_panel(
                 "Consumer lag per topic",
-                query("topic:streameval_consumer_lag:sum", "{{topic}}"),
+                query(f"topic:streameval_consumer_lag:sum{{{JOB}}}", "{{topic}}"),
                 width=8,
                 unit="none",
             ),
             timeseries_panel(
                 "Consumer lag per partition",
-                query("streameval_consumer_lag", "{{topic}}/{{partition}} {{instance}}"),
+                query(f"streameval_consumer_lag{{{JOB}}}", "{{topic}}/{{partition}} {{instance}}"),
                 width=8,
                 unit="none",
             ),
             timeseries_panel(
                 "Open lists and judgments held",
-                query("sum by (instance) (streameval_open_lists)", "open lists {{instance}}"),
-                query("sum by (instance) (streameval_judgments)", "judgments {{instance}}"),
+                query(
+                    f"sum by (instance) (streameval_open_lists{{{JOB}}})",
+                    "open lists {{instance}}",
+                ),
+                query(
+                    f"sum by (instance) (streameval_judgments{{{JOB}}})", "judgments {{instance}}"
+                ),
                 width=16,
                 unit="none",
             ),
             stat_panel(
                 "Build",
-                query("streameval_build_info", "{{version}} {{instance}}"),
+                query(f"streameval_build_info{{{JOB}}}", "{{version}} {{instance}}"),
                 width=8,
                 unit="none",
             )
@@ -566,7 +595,7 @@ def regression_detection_row() -> Section:
                         "{{detector}} {{relevance}}@{{k}} {{ranker}}/{{arm}}",
                     ),
                     query(
-                        "max by (detector) (streameval_regression_threshold)",
+                        f"max by (detector) (streameval_regression_threshold{{{JOB}}})",
                         "ci95 threshold {{detector}}",
                     ),
                     width=9,
@@ -612,7 +641,7 @@ def regression_detection_row() -> Section:
 
 def interleaving_row() -> Section:
     """DESIGN §10: team-draft interleaving, per ordered pair of rankers."""
-    pair = 'window="$window"'
+    pair = f'{JOB}, window="$window"'
     return Section(
         "Interleaving",
         (
@@ -643,7 +672,7 @@ def interleaving_row() -> Section:
                 "Interleaving outcomes per second",
                 query(
                     "sum by (ranker, opponent, outcome) "
-                    "(rate(streameval_interleaving_outcomes_total[5m]))",
+                    f"(rate(streameval_interleaving_outcomes_total{{{JOB}}}[5m]))",
                     "{{ranker}} vs {{opponent}}: {{outcome}}",
                 ),
                 width=12,
@@ -674,6 +703,47 @@ NUMERIC = model.VariableSort.NUMERICAL_ASC
 ALPHABETIC = model.VariableSort.ALPHABETICAL_ASC
 
 
+def datasource_variable() -> dashboard_builders.DatasourceVariable:
+    """The Prometheus to read: any datasource of type prometheus, defaulting to the one the UI
+    import's `__inputs` asks for (see DATASOURCE)."""
+    placeholder = "${" + DATASOURCE_INPUT + "}"
+    return (
+        dashboard_builders.DatasourceVariable(DATASOURCE_VARIABLE)
+        .label("Data source")
+        .type("prometheus")
+        .current(model.VariableOption(selected=True, text=placeholder, value=placeholder))
+        .regex("")
+        .multi(False)
+        .include_all(False)
+        .hide(model.VariableHide.DONT_HIDE)
+    )
+
+
+def deployment_variable(name: str, selector: str, *, include_all: bool) -> Any:
+    """`namespace` or `job`: which deployment's series, read from streameval_build_info (every
+    instance exports it from its start). `namespace` is "All" by default and matches series
+    without the label too (docker-compose has none); `job` is one job, the first by default."""
+    current = (
+        model.VariableOption(selected=True, text=["All"], value=["$__all"])
+        if include_all
+        else model.VariableOption(selected=False, text="", value="")
+    )
+    built = (
+        dashboard_builders.QueryVariable(name)
+        .label(name)
+        .datasource(DATASOURCE)
+        .query({"query": f"label_values(streameval_build_info{selector}, {name})", "refId": name})
+        .refresh(model.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(ALPHABETIC)
+        .multi(include_all)
+        .include_all(include_all)
+        .current(current)
+        .options([])
+        .hide(model.VariableHide.DONT_HIDE)
+    )
+    return built.all_value(".*") if include_all else built
+
+
 def dashboard(rows: Sequence[Callable[[], Section]] = ROWS) -> dashboard_builders.Dashboard:
     board = (
         dashboard_builders.Dashboard("streameval: live search quality")
@@ -690,6 +760,9 @@ def dashboard(rows: Sequence[Callable[[], Section]] = ROWS) -> dashboard_builder
         .annotations([])
         .variables(
             [
+                datasource_variable(),
+                deployment_variable("namespace", "", include_all=True),
+                deployment_variable("job", '{namespace=~"$namespace"}', include_all=False),
                 variable("k", default="10", multi=False, sort=NUMERIC),
                 variable("window", default="5m", multi=False, sort=ALPHABETIC),
                 variable("relevance", default="implicit", multi=False, sort=ALPHABETIC),
@@ -709,9 +782,34 @@ def dashboard(rows: Sequence[Callable[[], Section]] = ROWS) -> dashboard_builder
     return board
 
 
+def import_header() -> dict[str, Any]:
+    """`__inputs` and `__requires`, as Grafana's "Export for sharing externally" writes them:
+    the UI import asks for the datasource of each input and replaces its placeholder. Not part
+    of the dashboard schema (the SDK has no model for them): added to the built JSON."""
+    return {
+        "__inputs": [
+            {
+                "name": DATASOURCE_INPUT,
+                "label": "Prometheus",
+                "description": "The Prometheus that scrapes streameval and evaluates its "
+                "recording rules (deploy/prometheus/rules, or the Helm chart's PrometheusRule)",
+                "type": "datasource",
+                "pluginId": "prometheus",
+                "pluginName": "Prometheus",
+            }
+        ],
+        "__requires": [
+            {"type": "grafana", "id": "grafana", "name": "Grafana", "version": GRAFANA_VERSION},
+            {"type": "datasource", "id": "prometheus", "name": "Prometheus", "version": "1.0.0"},
+            {"type": "panel", "id": "stat", "name": "Stat", "version": ""},
+            {"type": "panel", "id": "timeseries", "name": "Time series", "version": ""},
+        ],
+    }
+
+
 def render() -> str:
-    built = dashboard().build()
-    return json.dumps(built, cls=JSONEncoder, indent=2, ensure_ascii=False) + "\n"
+    built = json.loads(json.dumps(dashboard().build(), cls=JSONEncoder))
+    return json.dumps(import_header() | built, indent=2, ensure_ascii=False) + "\n"
 
 
 if __name__ == "__main__":

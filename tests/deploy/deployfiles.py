@@ -146,9 +146,15 @@ def referenced_metric_names() -> frozenset[str]:
     exprs = [rule["expr"] for path in RULE_FILES for rule in rules(path)]
     board = dashboard()
     exprs += [query.expr for query in dashboard_queries(board)]
-    exprs += [_variable_query(v) for v in board.get("templating", {}).get("list", [])]
+    exprs += [_variable_query(v) for v in query_variables(board)]
     used = frozenset().union(*(metric_names(expr) for expr in exprs))
     return used - recorded_names()
+
+
+def query_variables(board: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The dashboard's query variables (not the datasource variable, whose query is a plugin
+    id, not PromQL)."""
+    return [v for v in board.get("templating", {}).get("list", []) if v["type"] == "query"]
 
 
 _LABEL_VALUES = re.compile(r"^\s*label_values\((?P<selector>.+),\s*\w+\s*\)\s*$")
@@ -205,6 +211,8 @@ def metric_names(expr: str) -> frozenset[str]:
 
 #: A sample value for every template variable, to turn dashboard queries into plain PromQL.
 SAMPLE_VARIABLES: Mapping[str, str] = {
+    "job": "streameval",
+    "namespace": "search",
     "k": "10",
     "window": "5m",
     "relevance": "judged",

@@ -302,15 +302,34 @@ def test_datasource_points_at_the_prometheus_service(services: dict[str, Any]) -
     assert source["jsonData"]["timeInterval"] == scrape
 
 
-def test_dashboard_uses_the_provisioned_datasource_uid() -> None:
+def test_dashboard_reads_the_datasource_variable_and_names_no_uid() -> None:
+    # The dashboard imports into any Grafana: every panel, query and query variable reads the
+    # `datasource` variable; no datasource uid (compose's provisioned one included) is in it.
     (source,) = load_yaml(DATASOURCES)["datasources"]
     board = dashboard()
     refs = [p["datasource"] for p in panels(board) if p["type"] != "row"]
     refs += [t["datasource"] for p in panels(board) for t in p.get("targets", [])]
-    refs += [v["datasource"] for v in board["templating"]["list"]]
+    variables = board["templating"]["list"]
+    refs += [v["datasource"] for v in variables if v["type"] == "query"]
     assert len(refs) > 30
     for ref in refs:
-        assert ref == {"type": "prometheus", "uid": source["uid"]}
+        assert ref == {"type": "prometheus", "uid": "${datasource}"}
+    assert source["uid"] not in json.dumps(board)
+    # the variable offers Prometheus datasources, and defaults to the one the UI import picks
+    (ds_variable,) = [v for v in variables if v["type"] == "datasource"]
+    assert ds_variable["name"] == "datasource"
+    assert ds_variable["query"] == "prometheus"
+    (ds_input,) = board["__inputs"]
+    assert (ds_input["type"], ds_input["pluginId"]) == ("datasource", "prometheus")
+    placeholder = "${" + ds_input["name"] + "}"
+    assert ds_variable["current"]["value"] == placeholder
+    # it is the only place the placeholder appears: after a UI import (which replaces it) or
+    # without one (file provisioning: an unknown value falls back to a Prometheus datasource),
+    # the panels still read the variable
+    assert json.dumps(board).count(placeholder) == 2  # current's text and value
+    # compose provisions exactly one Prometheus datasource, the default: the fallback is it
+    assert source["type"] == "prometheus"
+    assert source["isDefault"] is True
 
 
 def _generator(monkeypatch: pytest.MonkeyPatch) -> Any:

@@ -18,6 +18,7 @@ from tests.deploy.deployfiles import (
     load_yaml,
     metric_names,
     panels,
+    query_variables,
     recorded_names,
     rules,
     variables_used,
@@ -159,20 +160,36 @@ def test_dashboard_queries_refer_only_to_exported_or_recorded_metrics() -> None:
 
 def test_dashboard_variables_are_defined_and_read_streameval_labels() -> None:
     board = dashboard()
-    variables = {v["name"]: v for v in board["templating"]["list"]}
-    assert set(variables) == {"k", "window", "relevance", "ranker", "arm"}
-    label_values = re.compile(r"label_values\(\s*([\w:]+)\s*,\s*(\w+)\s*\)")
+    variables = {v["name"]: v for v in query_variables(board)}
+    assert set(variables) == {"namespace", "job", "k", "window", "relevance", "ranker", "arm"}
+    label_values = re.compile(r"label_values\(\s*([\w:]+)(\{[^{}]*\})?\s*,\s*(\w+)\s*\)")
     for name, variable in variables.items():
         match = label_values.fullmatch(variable["query"]["query"])
         assert match, name
-        metric, label = match.groups()
+        metric, selector, label = match.groups()
         assert metric in names.ALL
         assert label == name
+        # the evaluation labels are those of the chosen job; the job those of the namespace
+        expected = {"namespace": None, "job": '{namespace=~"$namespace"}'}
+        assert selector == expected.get(name, '{job="$job"}'), name
     builtins = {"__rate_interval", "__interval", "__range"}
     for query in dashboard_queries(board):
         assert variables_used(query.expr) <= set(variables) | builtins, query.where
     # every variable used has a sample value for the parse check
     assert set(variables) | builtins <= set(SAMPLE_VARIABLES)
+
+
+def test_every_dashboard_selector_is_of_the_chosen_job() -> None:
+    # One Prometheus scrapes several deployments (a job each: "<namespace>/<name>" under the
+    # Prometheus Operator): a selector without the job would pool them into one figure.
+    board = dashboard()
+    checked = 0
+    for query in dashboard_queries(board):
+        for name in metric_names(query.expr):
+            for match in re.finditer(re.escape(name) + r"(?![\w:])\s*(\{[^{}]*\})?", query.expr):
+                assert 'job="$job"' in (match.group(1) or ""), f"{query.where}: {name}"
+                checked += 1
+    assert checked >= 50
 
 
 def test_repeated_panels_repeat_over_a_multi_value_variable() -> None:

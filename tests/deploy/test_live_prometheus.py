@@ -55,6 +55,7 @@ from tests.deploy.deployfiles import (
     panels,
     prometheus_config,
     prometheus_or_skip,
+    query_variables,
     referenced_metric_names,
     substitute,
     variables_used,
@@ -385,13 +386,15 @@ def _selections(live: Live) -> Iterator[tuple[Mapping[str, str], DashboardQuery]
     repeated by a variable, where Grafana runs the panel once per real value of it.
     """
     board = dashboard()
-    variables = {v["name"]: v for v in board["templating"]["list"]}
+    variables = {v["name"]: v for v in query_variables(board)}
     single = [name for name, v in variables.items() if not v.get("multi")]
     every = {name: v.get("allValue") or ".*" for name, v in variables.items() if v.get("multi")}
-    real = {name: _label_values(live, name) for name in variables}
+    repeat = {p["id"]: p.get("repeat") for p in panels(board)}
+    # the real values of what is run value by value (the namespace, "All" by default, has none
+    # here: the demo's series carry no namespace label, as under docker compose)
+    real = {name: _label_values(live, name) for name in {*single, *filter(None, repeat.values())}}
     assert all(real.values()), real
     fixed = {"__rate_interval": "1m", "__interval": "1s", "__range": "1h"}
-    repeat = {p["id"]: p.get("repeat") for p in panels(board)}
     for combo in itertools.product(*(real[name] for name in single)):
         chosen = dict(zip(single, combo, strict=True)) | every | fixed
         for query in dashboard_queries(board):
