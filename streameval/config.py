@@ -66,6 +66,10 @@ class KafkaSettings(BaseModel):
     commit_interval: Duration = 5_000
     #: a member silent for this long leaves the group and its partitions move (extension)
     session_timeout: Duration = 45_000
+    #: at start, when no broker of ``bootstrap_servers`` answers: false (the default) fails
+    #: within seconds saying so; true retries with backoff (1 s doubling to 30 s) while the
+    #: process lives, serving /healthz meanwhile (/readyz stays 503)
+    connect_retry: bool = False
     #: the client that reads ``topics`` in the consumer group (extension): "kafka-python" (the
     #: default) or "confluent-kafka" (librdkafka; the optional extra ``streameval[confluent]``;
     #: co-partitions with librdkafka's range assignor, so the topics need equal partition counts,
