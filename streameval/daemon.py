@@ -47,7 +47,7 @@ from streameval.kafka.reach import check_topics, wait_for_brokers
 from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
-from streameval.log_limits import InvalidRecordLog
+from streameval.log_limits import InvalidRecordLog, SecondsTimestampLog
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -148,6 +148,7 @@ class Daemon:
             persist=bool(settings.kafka.state_topic),
             consumers=() if list_consumer is None else (list_consumer,),
             decoder_for=formats.by_topic_source,
+            on_seconds=SecondsTimestampLog(),
         )
         self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
