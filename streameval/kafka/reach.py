@@ -100,8 +100,10 @@ def probe(
     speak: bool = True,
     budget_s: float = PROBE_S,
     clock: Callable[[], float] = time.monotonic,
+    retry_hint: bool = True,
 ) -> str | None:
-    """None when some address answers (within ``budget_s`` in all); else the one-line error."""
+    """None when some address answers (within ``budget_s`` in all); else the one-line error
+    (``retry_hint``: saying that ``kafka.connect_retry`` waits instead, as ``run`` does)."""
     found = addresses(bootstrap_servers)
     deadline = clock() + budget_s
     why: list[str] = []
@@ -115,10 +117,24 @@ def probe(
             return None
         why.append(f"{host}:{port} ({reason})")
     at = ", ".join(why) or repr(bootstrap_servers)
+    hint = " (kafka.connect_retry = true waits for it)" if retry_hint else ""
     return (
         f"no Kafka broker answered at {at} ({BOOTSTRAP_KEY}): check the address and that the "
-        "broker is up (kafka.connect_retry = true waits for it)"
+        f"broker is up{hint}"
     )
+
+
+def require_brokers(bootstrap_servers: str | Sequence[str], security_protocol: str) -> None:
+    """For the commands that connect once (``inspect --topic``, ``simulate``): raises
+    :class:`KafkaUnavailableError` within seconds when no broker answers (see :func:`probe`)."""
+    error = probe(bootstrap_servers, speak=_speaks(security_protocol), retry_hint=False)
+    if error is not None:
+        raise KafkaUnavailableError(error)
+
+
+def _speaks(security_protocol: str) -> bool:
+    """A plaintext listener is asked ApiVersions; a TLS one only connected to."""
+    return not security_protocol.upper().endswith("SSL")
 
 
 def wait_for_brokers(
@@ -137,8 +153,7 @@ def wait_for_brokers(
     TCP connection; otherwise the broker must answer an ApiVersions request."""
     pause = RETRY_FIRST_S
     while not stop():
-        speak = not security_protocol.upper().endswith("SSL")
-        error = probe(bootstrap_servers, speak=speak, budget_s=budget_s)
+        error = probe(bootstrap_servers, speak=_speaks(security_protocol), budget_s=budget_s)
         if error is None:
             return True
         if not retry:

@@ -227,3 +227,27 @@ def test_retry_ends_when_the_broker_comes(
 
     assert wait_for_brokers(_Servers(), retry=True, stop=lambda: False, wait=wait) is True
     assert waits == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["inspect", "--topic", "search-impressions"], ["simulate", "--duration", "1m"]],
+)
+def test_the_other_commands_that_connect_say_it_in_one_line_too(
+    closed_port: int, args: list[str]
+) -> None:
+    address = f"127.0.0.1:{closed_port}"
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "streameval.cli", *args],
+        env=_env(STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS=address),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert time.monotonic() - started < 10.0
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert address in lines[0] and "kafka.bootstrap_servers" in lines[0]
