@@ -1,9 +1,10 @@
 """Configuration: one frozen pydantic-settings model, validated at start, passed down.
 
 Sources, highest priority first: ``STREAMEVAL_…`` environment variables (nested keys with ``__``,
-e.g. ``STREAMEVAL_EVALUATION__KS='[1, 5]'``), the TOML file given with ``--config``, the defaults
-below (DESIGN §7). A wrong value fails at start with a :class:`~streameval.errors.ConfigError`
-whose message names the key, e.g. ``evaluation.ks: …``.
+e.g. ``STREAMEVAL_EVALUATION__KS='[1, 5]'``, or for a list of plain values ``1,5``: see
+:mod:`streameval.config_env`, which also warns of a variable that sets nothing), the TOML file
+given with ``--config``, the defaults below (DESIGN §7). A wrong value fails at start with a
+:class:`~streameval.errors.ConfigError` whose message names the key, e.g. ``evaluation.ks: …``.
 """
 
 from __future__ import annotations
