@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -10,6 +11,11 @@ from streameval import __version__
 from streameval.errors import StreamevalError
 
 Handler = Callable[[argparse.Namespace], int]
+
+#: the exit status when the reader of stdout went away (``streameval schema | head``): 128 +
+#: SIGPIPE, what a shell reports for any tool a closed pipe stops, so ``set -o pipefail`` can
+#: still tell a cut-short output from a complete one
+EXIT_BROKEN_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,12 +46,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
     except StreamevalError as exc:
         print(f"streameval: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader is gone: nothing to say to it; stdout now points at /dev/null so that
+        # the interpreter's own flush at exit does not fail again (Python's SIGPIPE recipe)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,14 +1,17 @@
 """Configuration: one frozen pydantic-settings model, validated at start, passed down.
 
 Sources, highest priority first: ``STREAMEVAL_…`` environment variables (nested keys with ``__``,
-e.g. ``STREAMEVAL_EVALUATION__KS='[1, 5]'``), the TOML file given with ``--config``, the defaults
-below (DESIGN §7). A wrong value fails at start with a :class:`~streameval.errors.ConfigError`
-whose message names the key, e.g. ``evaluation.ks: …``.
+e.g. ``STREAMEVAL_EVALUATION__KS='[1, 5]'``, or for a list of plain values ``1,5``: see
+:mod:`streameval.config_env`, which also warns of a variable that sets nothing), the TOML file
+given with ``--config``, the defaults below (DESIGN §7). A wrong value fails at start with a
+:class:`~streameval.errors.ConfigError` whose message names the key, e.g. ``evaluation.ks: …``.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
+import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,8 +28,14 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
+from streameval.config_env import ListFriendlyEnvSource, check_environment, did_you_mean
 from streameval.durations import format_duration, parse_duration
 from streameval.errors import ConfigError
 
@@ -66,6 +75,10 @@ class KafkaSettings(BaseModel):
     commit_interval: Duration = 5_000
     #: a member silent for this long leaves the group and its partitions move (extension)
     session_timeout: Duration = 45_000
+    #: at start, when no broker of ``bootstrap_servers`` answers: false (the default) fails
+    #: within seconds saying so; true retries with backoff (1 s doubling to 30 s) while the
+    #: process lives, serving /healthz meanwhile (/readyz stays 503)
+    connect_retry: bool = False
     #: the client that reads ``topics`` in the consumer group (extension): "kafka-python" (the
     #: default) or "confluent-kafka" (librdkafka; the optional extra ``streameval[confluent]``;
     #: co-partitions with librdkafka's range assignor, so the topics need equal partition counts,
@@ -514,20 +527,40 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:
         ev, det = self.evaluation, self.detection
-        if not det.detectors:
+        unlabelled = self.control_not_segmented()
+        # a vs_control the user asked for (the detector, or its control) that cannot tell its
+        # control apart is a mistake; one that is on by default is only left out (DESIGN §7)
+        asked = "detectors" in det.model_fields_set or "control" in ev.model_fields_set
+        if "vs_control" in det.detectors and unlabelled and asked:
+            raise ValueError(
+                f"evaluation.control: {unlabelled} not among evaluation.segment_labels "
+                f"{list(ev.segment_labels)}: add them to evaluation.segment_labels, or leave "
+                "vs_control out of detection.detectors"
+            )
+        if not self.detectors_in_effect:
             return self
         missing = sorted(set(det.ks) - set(ev.ks))
         if missing and "ks" in det.model_fields_set:
             raise ValueError(f"detection.ks: {missing} not among evaluation.ks {list(ev.ks)}")
         if det.false_alarm_every <= ev.bucket:
             raise ValueError("detection.false_alarm_every: must be longer than evaluation.bucket")
-        unknown = sorted(set(ev.control) - set(ev.segment_labels))
-        if "vs_control" in det.detectors and unknown:
-            raise ValueError(
-                f"evaluation.control: {unknown} not among evaluation.segment_labels "
-                f"{list(ev.segment_labels)} (or leave vs_control out of detection.detectors)"
-            )
         return self
+
+    def control_not_segmented(self) -> list[str]:
+        """The labels of ``evaluation.control`` that are not segment labels (sorted): with any,
+        no segment can be told to be the control arm."""
+        ev = self.evaluation
+        return sorted(set(ev.control) - set(ev.segment_labels))
+
+    @property
+    def detectors_in_effect(self) -> tuple[str, ...]:
+        """The detectors that run: ``detection.detectors``, without ``vs_control`` when it is
+        there by default and its control cannot be told apart (:meth:`control_not_segmented`;
+        when the user asked for it, validation failed instead). The one place that decides."""
+        detectors = self.detection.detectors
+        if "vs_control" in detectors and self.control_not_segmented():
+            return tuple(d for d in detectors if d != "vs_control")
+        return detectors
 
     @classmethod
     def settings_customise_sources(
@@ -538,12 +571,14 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The environment overrides the file: the file's contents arrive as init kwargs.
-        return (env_settings, init_settings)
+        # The environment overrides the file: the file's contents arrive as init kwargs. Lists
+        # of plain values may be written comma-separated in the environment (config_env).
+        return (ListFriendlyEnvSource(settings_cls), init_settings)
 
 
 def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
-    """Read the TOML file (if any) and the environment; a bad value raises ConfigError."""
+    """Read the TOML file (if any) and the environment; a bad value raises ConfigError, a
+    ``STREAMEVAL_…`` variable that sets nothing is logged (WARNING, one line each)."""
     data: dict[str, Any] = {}
     if config_file is not None:
         path = Path(config_file)
@@ -554,17 +589,40 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
             raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"config file {path} is not valid TOML: not UTF-8 text (byte "
+                f"{exc.object[exc.start]:#04x} at offset {exc.start}): give --config a TOML file"
+            ) from None
     for section, values in overrides.items():
         data.setdefault(section, {}).update(values)
+    for warning in check_environment(Settings, os.environ):
+        logging.getLogger("streameval.config").warning("%s", warning)
     try:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    except SettingsError as exc:  # what check_environment did not foresee: still one line
+        raise ConfigError(f"a STREAMEVAL_ environment variable cannot be read: {exc}") from None
 
 
 def _describe(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors(include_url=False):
-        key = ".".join(str(p) for p in err["loc"]) or "(settings)"
-        lines.append(f"{key}: {err['msg']}")
+        loc = [str(p) for p in err["loc"]]
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and loc:
+            msg += did_you_mean(loc[-1], _fields_at(loc[:-1]))
+        lines.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
     return "invalid configuration: " + "; ".join(lines)
+
+
+def _fields_at(loc: list[str]) -> list[str]:
+    """The keys of the section at ``loc`` (e.g. ["evaluation"]): where an unknown key was."""
+    model: Any = Settings
+    for key in loc:
+        field = getattr(model, "model_fields", {}).get(key)
+        if field is None:
+            return []
+        model = field.annotation
+    return list(getattr(model, "model_fields", {}))

@@ -43,10 +43,11 @@ from streameval.kafka.client import client_config
 from streameval.kafka.dlq import DeadLetterSink
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
+from streameval.kafka.reach import check_topics, wait_for_brokers
 from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
-from streameval.log_limits import InvalidRecordLog
+from streameval.log_limits import InvalidRecordLog, SecondsTimestampLog
 from streameval.pipeline import Pipeline
 from streameval.snapshot import Snapshot
 
@@ -113,7 +114,9 @@ class Daemon:
         self._flush_timeout_s = min(10.0, max(1.0, self._intervals.commit_s))
         self._clock = clock
         self._client = client_config(settings.kafka.model_dump())
-        self._dlq = DeadLetterSink(settings.kafka.dlq_topic, self._client)
+        # disabled until run() has seen a broker and the topics it reads: nothing is created on
+        # the broker before those checks (issue 28)
+        self._dlq = DeadLetterSink("", self._client)
         # what a dead letter is made of: the judgment record being offered, or the batch of
         # stream records (found in it by offset: no record is kept per record offered)
         self._judgment_record: RawRecord | None = None
@@ -145,6 +148,7 @@ class Daemon:
             persist=bool(settings.kafka.state_topic),
             consumers=() if list_consumer is None else (list_consumer,),
             decoder_for=formats.by_topic_source,
+            on_seconds=SecondsTimestampLog(),
         )
         self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
@@ -215,6 +219,9 @@ class Daemon:
         _LOG.info("metrics on %s://%s:%d", self.server.scheme, self.server.host, self.server.port)
         judgments: JudgmentReader | None = None
         try:
+            if not self._connect(stop):
+                _LOG.info("stopped while waiting for a Kafka broker")
+                return
             # The start's reads (the judgment topics, the state topic: minutes when they are
             # large) end early when asked to stop, and the daemon then stops before it joins the
             # group: nothing was committed yet, so nothing is lost, and an orchestrator's
@@ -233,6 +240,26 @@ class Daemon:
             if judgments is not None:
                 judgments.close()
             self._shutdown()
+
+    def _connect(self, stop: threading.Event) -> bool:
+        """A broker answers (or, with ``kafka.connect_retry``, once one does: False when asked
+        to stop first) and every topic read exists; then the dead-letter topic is made ready.
+        An error names the address or topic and the key that sets it."""
+        kafka = self._settings.kafka
+        if not wait_for_brokers(
+            kafka.bootstrap_servers,
+            security_protocol=kafka.security_protocol,
+            retry=kafka.connect_retry,
+            stop=stop.is_set,
+            wait=stop.wait,
+        ):
+            return False
+        check_topics(
+            self._client,
+            {"kafka.topics": kafka.topics, "kafka.judgment_topics": kafka.judgment_topics},
+        )
+        self._dlq = DeadLetterSink(kafka.dlq_topic, self._client)
+        return True
 
     def _read_judgments(self, stop: Callable[[], bool]) -> JudgmentReader | None:
         topics = self._settings.kafka.judgment_topics

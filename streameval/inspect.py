@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from streameval.epoch import looks_like_seconds, seconds_hint, utc_text
 from streameval.events.decode import Invalid
 from streameval.events.mapping import Mapper
 from streameval.events.models import Click, Event, Impression, Judgment
@@ -37,10 +38,23 @@ class Line:
     event: Event | None
     invalid: Invalid | None
 
+    @property
+    def seconds(self) -> bool:
+        """The event time is surely epoch seconds read as milliseconds (streameval.epoch)."""
+        return self.event is not None and looks_like_seconds(self.event.timestamp)
+
+    def time_note(self) -> str:
+        """The event time as UTC, and what to make of one in seconds."""
+        if self.event is None:
+            return ""
+        ms = self.event.timestamp
+        return f"  [{seconds_hint(ms)}]" if self.seconds else f"  [{utc_text(ms)}]"
+
     def text(self) -> str:
         if self.event is not None:
             shown = self.event.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return f"#{self.number} {self.event.type}: {json.dumps(shown, ensure_ascii=False)}"
+            body = json.dumps(shown, ensure_ascii=False)
+            return f"#{self.number} {self.event.type}: {body}{self.time_note()}"
         invalid = self.invalid or Invalid("schema", "?")
         where = f" at {invalid.field}" if invalid.field else ""
         return f"#{self.number} invalid ({invalid.reason}{where}): {invalid.detail}"
@@ -48,7 +62,11 @@ class Line:
     def as_json(self) -> dict[str, object]:
         if self.event is not None:
             event = self.event.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return {"record": self.number, "event": event}
+            out: dict[str, object] = {"record": self.number, "event": event}
+            out["time"] = utc_text(self.event.timestamp)
+            if self.seconds:
+                out["warning"] = seconds_hint(self.event.timestamp)
+            return out
         invalid = self.invalid or Invalid("schema", "?")
         return {
             "record": self.number,
@@ -122,7 +140,16 @@ class Inspection:
             f"{n} records: {found}; invalid {bad} ({share}{': ' + reasons if reasons else ''})",
             "fields never present: " + (", ".join(self.never_present()) or "none"),
         ]
+        if seconds := self.seconds_timestamps():
+            lines.append(
+                f"event times like epoch seconds (before 1973 as milliseconds): {seconds}; "
+                "read as milliseconds, such events count as late"
+            )
         return "\n".join(lines)
+
+    def seconds_timestamps(self) -> int:
+        """Records whose event time is surely epoch seconds (streameval.epoch)."""
+        return sum(1 for line in self.lines if line.seconds)
 
     def as_json(self) -> dict[str, object]:
         n = len(self.lines)
@@ -132,4 +159,5 @@ class Inspection:
             "invalid": dict(sorted(self.invalid.items())),
             "invalid_share": (sum(self.invalid.values()) / n) if n else None,
             "never_present": self.never_present(),
+            "seconds_timestamps": self.seconds_timestamps(),
         }

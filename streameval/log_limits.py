@@ -107,3 +107,34 @@ class InvalidRecordLog:
             "invalid record (%s%s) from %s: %s%s",
             *(invalid.reason, field, source, invalid.detail, more),
         )
+
+
+class SecondsTimestampLog:
+    """A sampled WARNING about event times that are surely epoch seconds read as milliseconds
+    (:func:`~streameval.epoch.looks_like_seconds`): the first, then at most one per
+    ``interval_s``, each saying how many like it were held back. Only said: those events are
+    counted as any other (usually late)."""
+
+    def __init__(
+        self,
+        *,
+        interval_s: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        self._interval_s = interval_s
+        self._clock = clock
+        self._log = logger or logging.getLogger("streameval.intake")
+        self._last: float | None = None
+        self._held = 0
+
+    def __call__(self, ms: int, source: str) -> None:
+        from streameval.epoch import seconds_hint
+
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval_s:
+            self._held += 1
+            return
+        held, self._held, self._last = self._held, 0, now
+        more = f" (+{held} more like it in the last {self._interval_s:.0f} s)" if held else ""
+        self._log.warning("%s: %s%s", source, seconds_hint(ms), more)

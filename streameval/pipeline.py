@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from streameval.config import EvaluationSettings
+from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid, decoder, dedup_key
 from streameval.events.models import Event, Impression, Judgment
 from streameval.finalized import JudgedEarlyConsumer, ListConsumer
@@ -71,8 +72,12 @@ class Pipeline:
         consumers: Sequence[ListConsumer] = (),
         persist: bool = False,
         decoder_for: DecoderFor | None = None,
+        on_seconds: Callable[[int, str], None] | None = None,
     ) -> None:
         self._settings = settings
+        #: told (event time, source) of each impression or click whose event time is surely
+        #: epoch seconds (streameval.epoch): to say so; the event is counted as any other
+        self._on_seconds = on_seconds
         #: interleaving (DESIGN §10): a ListConsumer of its own, fed like the windows (not the
         #: lists of buckets loaded from the state topic: it loads those buckets instead), its
         #: figures part of every snapshot
@@ -229,6 +234,9 @@ class Pipeline:
             self._count(outcome, "judgment", count)
             return _OFFERED[outcome, "judgment"]
         ts = event.timestamp
+        # (streameval.epoch.looks_like_seconds, inline: one comparison per event in the usual case)
+        if ts < SECONDS_BELOW_MS and self._on_seconds is not None and ts >= 0:
+            self._on_seconds(ts, source)
         if offset >= 0 and not (
             self._noted_start <= ts < self._noted_end and source == self._noted_source
         ):  # (else offsets only grew since: the smallest of its bucket is noted already)

@@ -90,11 +90,21 @@ def _topic_records(kafka: KafkaSettings, topic: str, n: int) -> Iterator[bytes]:
     """Up to ``n`` records of ``topic``: from the beginning, partition by partition (no group,
     nothing committed)."""
     from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaError
 
-    from streameval.errors import InputError
+    from streameval.errors import InputError, KafkaUnavailableError
+    from streameval.kafka.admin import BOOTSTRAP_KEY
     from streameval.kafka.client import client_config
+    from streameval.kafka.reach import require_brokers
 
-    consumer = KafkaConsumer(enable_auto_commit=False, **client_config(kafka.model_dump()))
+    config = client_config(kafka.model_dump())
+    require_brokers(kafka.bootstrap_servers, kafka.security_protocol)
+    try:
+        consumer = KafkaConsumer(enable_auto_commit=False, **config)
+    except KafkaError as exc:
+        raise KafkaUnavailableError(
+            f"cannot connect to read {topic!r}: {exc} ({BOOTSTRAP_KEY})"
+        ) from exc
     try:
         partitions = sorted(consumer.partitions_for_topic(topic) or ())
         if not partitions:

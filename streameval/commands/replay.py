@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
     from streameval.detect import detectors_for, with_detection
     from streameval.events.formats import Formats
+    from streameval.log_limits import SecondsTimestampLog
     from streameval.pipeline import Pipeline
     from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
@@ -72,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         on_scored=on_scored,
         decoder_for=file_decoders(formats, args.files),
         consumers=() if detectors is None else (detectors,),
+        on_seconds=SecondsTimestampLog(),
     )
     replay(
         pipeline,

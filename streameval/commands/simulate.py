@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
     from streameval.errors import KafkaUnavailableError
     from streameval.kafka.client import client_config
+    from streameval.kafka.reach import require_brokers
     from streameval.sim import traffic
     from streameval.sim.arguments import sim_config
     from streameval.sim.pacing import no_pacing, wall_pacer
@@ -131,11 +132,13 @@ def run(args: argparse.Namespace) -> int:
     sim = sim_config(args)
     start_ms = args.start if args.start is not None else int(time.time() * 1000)
     config = client_config(settings.kafka.model_dump())
+    require_brokers(settings.kafka.bootstrap_servers, settings.kafka.security_protocol)
     try:
         producer = KafkaProducer(**config, acks="all", linger_ms=20)
     except KafkaError as exc:
         raise KafkaUnavailableError(
-            f"cannot connect to Kafka at {settings.kafka.bootstrap_servers}: {exc}"
+            f"cannot connect to Kafka at {settings.kafka.bootstrap_servers}: {exc} "
+            "(kafka.bootstrap_servers, or --bootstrap-servers)"
         ) from exc
     topics = routes(settings.kafka)
     _warn_if_not_copartitioned(producer, topics["impression"], topics["click"])

@@ -7,6 +7,7 @@ runtime state.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from streameval.config import Settings
@@ -25,7 +26,19 @@ __all__ = [
 
 
 def detectors_for(settings: Settings) -> Detectors | None:
-    """The detectors ``settings`` configure (None when ``detection.detectors`` is empty)."""
+    """The detectors ``settings`` configure (None when none is in effect: see
+    :attr:`~streameval.config.Settings.detectors_in_effect`, which also says why vs_control may
+    be left out: logged here, once per set-up)."""
+    if VS_CONTROL in settings.detection.detectors and VS_CONTROL not in (
+        settings.detectors_in_effect
+    ):
+        ev = settings.evaluation
+        logging.getLogger("streameval.detect").info(
+            "vs_control is off: evaluation.control %s is not among evaluation.segment_labels %s "
+            "(add its labels to the segment labels to compare each segment with the control)",
+            dict(ev.control),
+            list(ev.segment_labels),
+        )
     spec = DetectionSpec.from_settings(settings)
     return None if spec is None else Detectors(spec)
 

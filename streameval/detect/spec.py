@@ -61,13 +61,14 @@ class DetectionSpec:
     def from_settings(settings: Settings) -> DetectionSpec | None:
         """The spec of ``settings``' ``[detection]`` section; None when no detector runs."""
         det, ev = settings.detection, settings.evaluation
-        if not det.detectors:
+        detectors = settings.detectors_in_effect
+        if not detectors:
             return None
         ks = tuple(k for k in det.ks if k in ev.ks) or (max(ev.ks),)
         return DetectionSpec(
             segment_labels=ev.segment_labels,
             control=tuple(sorted(ev.control.items())),
-            detectors=det.detectors,
+            detectors=detectors,
             ks=ks,
             scored_ks=tuple(sorted(ev.ks)),
             relevance=det.relevance,

@@ -13,6 +13,9 @@ from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from streameval.errors import KafkaUnavailableError
 
+#: the key (and variable) that says where the brokers are: in every error about reaching them
+BOOTSTRAP_KEY = "kafka.bootstrap_servers / STREAMEVAL_KAFKA__BOOTSTRAP_SERVERS"
+
 
 @contextlib.contextmanager
 def admin_client(config: Mapping[str, Any], purpose: str) -> Iterator[Any]:
@@ -22,7 +25,7 @@ def admin_client(config: Mapping[str, Any], purpose: str) -> Iterator[Any]:
     try:
         admin = KafkaAdminClient(**config)
     except KafkaError as exc:
-        raise KafkaUnavailableError(f"cannot connect {purpose}: {exc}") from exc
+        raise KafkaUnavailableError(f"cannot connect {purpose}: {exc} ({BOOTSTRAP_KEY})") from exc
     try:
         yield admin
     finally:

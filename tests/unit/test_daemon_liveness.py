@@ -70,6 +70,9 @@ def _healthz(port: int) -> int:
 def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Daemon, BlockingStream, Clock]]:
     stream = BlockingStream()
     monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
+    # no broker: the start's probe and topic check (issue 28) find what the fake stream offers
+    monkeypatch.setattr(daemon_module, "wait_for_brokers", lambda *a, **k: True)
+    monkeypatch.setattr(daemon_module, "check_topics", lambda *a, **k: None)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0},

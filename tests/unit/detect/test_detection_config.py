@@ -42,7 +42,16 @@ def test_defaults_watch_ndcg_at_10_of_both_sources_with_a_30_day_target() -> Non
         ("[detection]\nmax_queries = 0\n", "detection.max_queries"),
         ("[detection]\nunknown = 1\n", "detection.unknown"),
         ("[evaluation]\ncontrol = { variant = 'A' }\n", "evaluation.control"),
-        ("[evaluation]\nsegment_labels = ['ranker']\n", "evaluation.control"),
+        # vs_control asked for explicitly (its detector, or its control) with a control that
+        # no segment label can tell apart (issue 28: on by default it is only left out)
+        (
+            "[evaluation]\nsegment_labels = ['ranker']\n[detection]\ndetectors = ['vs_control']\n",
+            "evaluation.control",
+        ),
+        (
+            "[evaluation]\nsegment_labels = ['ranker']\ncontrol = { arm = 'A' }\n",
+            "evaluation.control",
+        ),
     ],
 )
 def test_a_wrong_value_names_its_key(tmp_path: Path, toml: str, key: str) -> None:
