@@ -182,7 +182,7 @@ class Daemon:
             port=m.port,
             ready=self._is_ready,
             live=self._is_live,
-            status=status_source(self._box.get, History()),
+            status=status_source(self._box.get, History(), evaluation=settings.evaluation),
             tls_certfile=m.tls_certfile,
             tls_keyfile=m.tls_keyfile,
             basic_auth=auth,
