@@ -7,15 +7,14 @@ detector's state in words (:mod:`streameval.export.status_words`). The page itse
 ``static/status.html``, self-contained (inline CSS and JavaScript, no CDN), polling
 ``/api/status``.
 
-Wiring, e.g. in ``streameval demo``::
+Wiring, e.g. in the daemon::
 
-    history = History()
+    history = History.last_hour()
     server = MetricsServer(registry, host=..., port=..., ready=...,
-                           status=status_source(pipeline.snapshot, history,
-                                                evaluation=settings.evaluation))
+                           status=status_source(box.get, history, evaluation=settings.evaluation))
 
-``status_source`` records each polled snapshot into the history; a pipeline that wants points
-even while nobody watches the page calls ``history.record(snapshot)`` itself as the horizon moves.
+and ``history.record(snapshot)`` each time a snapshot is published: the history is the
+publisher's to keep, so the page's first look shows the last hour even if nobody watched it.
 """
 
 from __future__ import annotations
@@ -206,16 +205,15 @@ def status_source(
     *,
     evaluation: EvaluationSettings | None = None,
 ) -> Callable[[], dict[str, Any]]:
-    """A ``status`` callable for :class:`~streameval.export.server.MetricsServer`.
+    """A ``status`` callable for :class:`~streameval.export.server.MetricsServer`: the payload
+    of the snapshot ``source`` gives, with ``history`` as it stands.
 
-    Each call takes one snapshot, records it into ``history`` (a no-op unless the horizon moved)
-    and returns its payload.
+    It does not record: a history recorded only while a browser polls starts empty at the
+    first look, so the publisher of the snapshots records it (``history.record``).
     """
 
     def status() -> dict[str, Any]:
-        snapshot = source()
-        history.record(snapshot)
-        return status_payload(snapshot, history, evaluation=evaluation)
+        return status_payload(source(), history, evaluation=evaluation)
 
     return status
 
