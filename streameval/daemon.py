@@ -161,6 +161,8 @@ class Daemon:
         # records the re-reads needed that retention had deleted (since start)
         self._records_deleted = 0
         self._box = SnapshotBox(self._snapshot())
+        # the status page's charts: recorded at each publish, not only while a browser polls
+        self._history = History.last_hour()
         # /readyz says the readiness of the last *published* snapshot, so that a 200 is never
         # served beside figures from before the rebuild it announces
         self._ready = self._published_ready = False
@@ -186,7 +188,7 @@ class Daemon:
             port=m.port,
             ready=self._is_ready,
             live=self._is_live,
-            status=status_source(self._box.get, History()),
+            status=status_source(self._box.get, self._history, evaluation=settings.evaluation),
             tls_certfile=m.tls_certfile,
             tls_keyfile=m.tls_keyfile,
             basic_auth=auth,
@@ -394,6 +396,7 @@ class Daemon:
                 ready=ready,
             )
         )
+        self._history.record(self._box.get())
         self._published_ready = ready
 
     # --- rebalance ----------------------------------------------------------------------------

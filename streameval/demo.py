@@ -85,7 +85,7 @@ class Demo:
         return self._latest
 
     def status(self) -> dict[str, Any]:
-        return status_payload(self._latest, self.history)
+        return status_payload(self._latest, self.history, evaluation=self.settings.evaluation)
 
     def server(self, host: str, port: int) -> MetricsServer:
         """The export server of this demo (not started): /metrics, /api/status, the page."""

@@ -193,6 +193,12 @@ class DetectionRow:
     shift_stderr: float | None = None
     #: start of the last bucket the series stepped on (None while warming up)
     bucket_ms: int | None = None
+    #: start of the bucket at which the current alarm (or, when cleared, the last one) began to
+    #: hold; None before any alarm
+    alarm_since_ms: int | None = None
+    #: start of the bucket at which the last alarm stopped holding, in event time; None while
+    #: it holds or before any alarm
+    cleared_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,10 +68,19 @@ class _Track:
 
 
 class _Series:
-    """One CUSUM: its statistic, the bucket its alarm first held, and the current excursion's
-    inverse-variance sums (for the shift estimate)."""
+    """One CUSUM: its statistic, the buckets its alarm first held, last began and last stopped
+    holding (event time), and the current excursion's inverse-variance sums (for the shift
+    estimate)."""
 
-    __slots__ = ("bucket_ms", "first_alarm_ms", "inv_var", "statistic", "weighted")
+    __slots__ = (
+        "alarm_since_ms",
+        "bucket_ms",
+        "cleared_ms",
+        "first_alarm_ms",
+        "inv_var",
+        "statistic",
+        "weighted",
+    )
 
     def __init__(self) -> None:
         self.statistic = 0.0
@@ -79,21 +88,39 @@ class _Series:
         self.weighted = 0.0  # sum of d / v over the excursion
         self.inv_var = 0.0  # sum of 1 / v over the excursion
         self.bucket_ms: int | None = None
+        #: start of the bucket at which the current (or the last) alarm began to hold
+        self.alarm_since_ms: int | None = None
+        #: start of the bucket at which the last alarm stopped holding (None while it holds)
+        self.cleared_ms: int | None = None
 
     def dump(self) -> list[float | int | None]:
-        return [self.statistic, self.first_alarm_ms, self.weighted, self.inv_var, self.bucket_ms]
+        return [
+            self.statistic,
+            self.first_alarm_ms,
+            self.weighted,
+            self.inv_var,
+            self.bucket_ms,
+            self.alarm_since_ms,
+            self.cleared_ms,
+        ]
 
     def step(
         self, bucket_ms: int, d: float, v: float, *, delta: float, h: float, cap: float
     ) -> None:
+        held = self.statistic >= h
         if self.statistic <= 0.0:  # a new excursion starts here
             self.weighted = self.inv_var = 0.0
         self.statistic = cusum_step(self.statistic, gaussian_llr(d, v, delta), cap)
         self.weighted += d / v
         self.inv_var += 1.0 / v
         self.bucket_ms = bucket_ms
-        if self.statistic >= h and self.first_alarm_ms is None:
-            self.first_alarm_ms = bucket_ms
+        holds = self.statistic >= h
+        if holds and not held:
+            self.alarm_since_ms, self.cleared_ms = bucket_ms, None
+            if self.first_alarm_ms is None:
+                self.first_alarm_ms = bucket_ms
+        elif held and not holds:
+            self.cleared_ms = bucket_ms
 
 
 class Stash:
@@ -343,10 +370,15 @@ class Detectors:
                     m.load(values)
                 tracks[tuple(seg), str(relevance), int(k)] = track
             series: dict[tuple[str, str, Segment, int], _Series] = {}
-            for detector, relevance, seg, k, stat, first, weighted, inv_var, b in state["series"]:
+            for entry in state["series"]:
+                detector, relevance, seg, k, stat, first, weighted, inv_var, b, *episode = entry
                 one = _Series()
                 one.statistic, one.weighted, one.inv_var = stat, weighted, inv_var
                 one.first_alarm_ms, one.bucket_ms = first, b
+                if episode:  # (a snapshot written before episodes were kept has none)
+                    one.alarm_since_ms, one.cleared_ms = episode
+                elif stat >= self._h:
+                    one.alarm_since_ms = first
                 series[str(detector), str(relevance), tuple(seg), int(k)] = one
             controls = {
                 (str(relevance), int(k)): {tuple(seg) for seg in segs}
@@ -564,6 +596,8 @@ class Detectors:
                     shift=shift,
                     shift_stderr=stderr,
                     bucket_ms=s.bucket_ms,
+                    alarm_since_ms=s.alarm_since_ms,
+                    cleared_ms=s.cleared_ms,
                 )
             )
         return tuple(out)

@@ -2,8 +2,10 @@
 
 Prometheus keeps the real history; this ring only feeds the sparklines of the live page, so it is
 small, in memory, and forgets the oldest point when full. A point is taken only when the
-snapshot's evaluation horizon moved forward: the windows are reported as of the horizon, so two
-snapshots at the same horizon show the same figures and the x axis stays event time.
+snapshot's evaluation horizon moved forward (by at least ``min_step_ms``): the windows are
+reported as of the horizon, so two snapshots at the same horizon show the same figures and the x
+axis stays event time. Whoever publishes the snapshots records them (the daemon at each
+snapshot it publishes, the demo at each tick), so the page shows the last hour at its first look.
 
 ``record`` and ``to_json`` may run on different threads (the pipeline records, the HTTP thread
 reads), so the ring is guarded by a lock of its own.
@@ -64,23 +66,42 @@ def point_of(snapshot: Snapshot) -> HistoryPoint | None:
     return HistoryPoint(snapshot.horizon_ms, values)
 
 
-class History:
-    """The last ``max_points`` horizons' window NDCG, oldest first."""
+#: the page's resolution and reach: a point per 10 s of event time, an hour of them
+PAGE_STEP_MS = 10_000
+PAGE_SPAN_MS = 3_600_000
 
-    def __init__(self, max_points: int = 120) -> None:
+
+class History:
+    """The last ``max_points`` horizons' window NDCG, oldest first, each at least
+    ``min_step_ms`` of event time after the one before."""
+
+    def __init__(self, max_points: int = 120, *, min_step_ms: int = 0) -> None:
         if max_points < 1:
             raise StreamevalError(f"History needs max_points >= 1, got {max_points}")
+        if min_step_ms < 0:
+            raise StreamevalError(f"History needs min_step_ms >= 0, got {min_step_ms}")
         self._points: deque[HistoryPoint] = deque(maxlen=max_points)
         self._lock = threading.Lock()
         self.max_points = max_points
+        self.min_step_ms = min_step_ms
+
+    @classmethod
+    def last_hour(cls) -> History:
+        """The page's history: the last hour of event time, a point per 10 s (360 points)."""
+        return cls(PAGE_SPAN_MS // PAGE_STEP_MS, min_step_ms=PAGE_STEP_MS)
 
     def record(self, snapshot: Snapshot) -> bool:
-        """Append the snapshot's figures if its horizon moved forward; True when appended."""
-        point = point_of(snapshot)
-        if point is None:
-            return False
+        """Append the snapshot's figures if its horizon moved forward (by ``min_step_ms`` at
+        least); True when appended."""
+        step = max(1, self.min_step_ms)
         with self._lock:
-            if self._points and point.horizon_ms <= self._points[-1].horizon_ms:
+            last = self._points[-1].horizon_ms if self._points else None
+            if snapshot.horizon_ms is None or (
+                last is not None and snapshot.horizon_ms < last + step
+            ):
+                return False
+            point = point_of(snapshot)
+            if point is None:  # (no horizon: checked above)
                 return False
             self._points.append(point)
             return True
@@ -122,6 +143,7 @@ class History:
             )
         return {
             "max_points": self.max_points,
+            "step_ms": self.min_step_ms,
             "horizons_ms": [point.horizon_ms for point in points],
             "series": series,
         }

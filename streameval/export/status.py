@@ -1,17 +1,20 @@
 """The live status page: its JSON payload (``/api/status``) and its HTML (``/``).
 
 ``status_payload`` turns one snapshot and the sparkline history into plain JSON data (no NaN, no
-infinity: those become ``null``). The page itself is ``static/status.html``, self-contained (inline
-CSS and JavaScript, no CDN), polling ``/api/status``.
+infinity: those become ``null``). The decisions the page shows are made here, not in its
+JavaScript: each arm against the control arm (:mod:`streameval.export.compare`) and each
+detector's state in words (:mod:`streameval.export.status_words`). The page itself is
+``static/status.html``, self-contained (inline CSS and JavaScript, no CDN), polling
+``/api/status``.
 
-Wiring, e.g. in ``streameval demo``::
+Wiring, e.g. in the daemon::
 
-    history = History()
+    history = History.last_hour()
     server = MetricsServer(registry, host=..., port=..., ready=...,
-                           status=status_source(pipeline.snapshot, history))
+                           status=status_source(box.get, history, evaluation=settings.evaluation))
 
-``status_source`` records each polled snapshot into the history; a pipeline that wants points
-even while nobody watches the page calls ``history.record(snapshot)`` itself as the horizon moves.
+and ``history.record(snapshot)`` each time a snapshot is published: the history is the
+publisher's to keep, so the page's first look shows the last hour even if nobody watched it.
 """
 
 from __future__ import annotations
@@ -21,12 +24,18 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
+from streameval.config import EvaluationSettings
+from streameval.durations import format_duration
+from streameval.export.compare import Z95, compare_to_control
 from streameval.export.history import History
+from streameval.export.status_words import STATES, arm_name, detector_words
 from streameval.report import interleaving_json
 from streameval.snapshot import Segment, Snapshot
 
-#: z of a two-sided 95 % normal confidence interval.
-Z95 = 1.96
+__all__ = ["Z95", "interleaving_payload", "status_page_html", "status_payload", "status_source"]
+
+#: the evaluation settings of a payload built without any (the configuration's defaults)
+_DEFAULT_EVALUATION = EvaluationSettings()
 
 
 def _num(value: float | None) -> float | None:
@@ -41,15 +50,23 @@ def _counts(mapping: Mapping[str, int]) -> dict[str, int]:
     return {key: mapping[key] for key in sorted(mapping)}
 
 
-def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
+def status_payload(
+    snapshot: Snapshot, history: History, *, evaluation: EvaluationSettings | None = None
+) -> dict[str, Any]:
     """JSON-ready state for the status page: progress, intake, current windows and history.
 
     Each ``ndcg`` entry carries the window's mean NDCG@k, its standard error and the 95 % band
-    ``[mean - 1.96·stderr, mean + 1.96·stderr]`` (``null`` where undefined).
+    ``[mean - 1.96·stderr, mean + 1.96·stderr]`` (``null`` where undefined), and its comparison
+    with the control arm of ``evaluation.control`` (``role``, ``delta``, ``delta_ci95``,
+    ``verdict``); ``panels`` says per (window, relevance, k) what the control is, whether an arm
+    is below it, and the rule. Each ``detection`` entry carries its state and words (alarms
+    first). ``evaluation`` defaults to the configuration's defaults.
     """
+    evaluation = evaluation or _DEFAULT_EVALUATION
     labels = snapshot.segment_labels
+    verdicts, panels = compare_to_control(labels, snapshot.ndcg, evaluation.control)
     ndcg = []
-    for row in snapshot.ndcg:
+    for row, verdict in zip(snapshot.ndcg, verdicts, strict=True):
         mean = _num(row.ndcg.mean)
         stderr = _num(row.ndcg.stderr)
         low = high = None
@@ -62,6 +79,7 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
                 "relevance": row.relevance,
                 "segment": list(row.segment),
                 "labels": _segment(labels, row.segment),
+                "name": arm_name(row.segment),
                 "k": row.k,
                 "n": row.ndcg.n,
                 "mean": mean,
@@ -69,6 +87,10 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
                 "low": low,
                 "high": high,
                 "coverage": _num(coverage),
+                "role": "control" if verdict.verdict == "control" else "arm",
+                "delta": _num(verdict.delta),
+                "delta_ci95": _num(verdict.delta_ci95),
+                "verdict": verdict.verdict,
             }
         )
     engagement = [
@@ -85,6 +107,12 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
         for row in snapshot.engagement
     ]
     intake = snapshot.intake
+    attribution_ms = evaluation.attribution_window
+    # alarms first, then cleared ones: what needs a look
+    detection = sorted(
+        ((row, detector_words(row, snapshot.horizon_ms)) for row in snapshot.detection),
+        key=lambda pair: STATES.index(pair[1]["state"]),
+    )
     return {
         "segment_labels": list(labels),
         "windows": list(snapshot.windows),
@@ -92,6 +120,13 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
         "ready": snapshot.ready,
         "watermark_ms": snapshot.watermark_ms,
         "horizon_ms": snapshot.horizon_ms,
+        "attribution_window_ms": attribution_ms,
+        "trail_note": (
+            f"Windows end at the evaluation horizon, {format_duration(attribution_ms)} (the "
+            "attribution window) behind the watermark: a list is scored only once every click "
+            "it may still get has had time to arrive, so the newest "
+            f"{format_duration(attribution_ms)} of traffic is in no window yet."
+        ),
         "open_lists": snapshot.open_lists,
         "judgments": snapshot.judgments,
         "intake": {
@@ -111,6 +146,7 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
             for (topic, partition), lag in sorted(snapshot.consumer_lag.items())
         ],
         "ndcg": ndcg,
+        "panels": panels,
         "engagement": engagement,
         "detection": [
             {
@@ -125,8 +161,11 @@ def status_payload(snapshot: Snapshot, history: History) -> dict[str, Any]:
                 "first_alarm_ms": row.first_alarm_ms,
                 "shift": _num(row.shift),
                 "shift_stderr": _num(row.shift_stderr),
+                "alarm_since_ms": row.alarm_since_ms,
+                "cleared_ms": row.cleared_ms,
+                **words,
             }
-            for row in snapshot.detection
+            for row, words in detection
         ],
         "interleaving": interleaving_payload(snapshot),
         "history": history.to_json(),
@@ -160,17 +199,21 @@ def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:
     return out
 
 
-def status_source(source: Callable[[], Snapshot], history: History) -> Callable[[], dict[str, Any]]:
-    """A ``status`` callable for :class:`~streameval.export.server.MetricsServer`.
+def status_source(
+    source: Callable[[], Snapshot],
+    history: History,
+    *,
+    evaluation: EvaluationSettings | None = None,
+) -> Callable[[], dict[str, Any]]:
+    """A ``status`` callable for :class:`~streameval.export.server.MetricsServer`: the payload
+    of the snapshot ``source`` gives, with ``history`` as it stands.
 
-    Each call takes one snapshot, records it into ``history`` (a no-op unless the horizon moved)
-    and returns its payload.
+    It does not record: a history recorded only while a browser polls starts empty at the
+    first look, so the publisher of the snapshots records it (``history.record``).
     """
 
     def status() -> dict[str, Any]:
-        snapshot = source()
-        history.record(snapshot)
-        return status_payload(snapshot, history)
+        return status_payload(source(), history, evaluation=evaluation)
 
     return status
 

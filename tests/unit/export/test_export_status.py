@@ -9,7 +9,7 @@ import re
 import pytest
 
 from streameval.export.history import History
-from streameval.export.status import Z95, status_page_html, status_payload, status_source
+from streameval.export.status import Z95, status_page_html, status_payload
 from streameval.snapshot import EngagementRow, Intake, Moments, NdcgRow, Snapshot
 
 
@@ -93,18 +93,6 @@ def test_payload_progress_intake_and_engagement() -> None:
     assert engagement["zero_click_rate"] == 0.5  # 2 / 4
     assert engagement["mrr"] == 0.125  # 0.5 / 4
     assert (payload["open_lists"], payload["judgments"], payload["ready"]) == (2, 5, True)
-
-
-def test_status_source_records_history_once_per_horizon() -> None:
-    history = History()
-    current = [snapshot(10_000)]
-    status = status_source(lambda: current[0], history)
-    status()
-    status()
-    current[0] = snapshot(20_000)
-    payload = status()
-    assert payload["history"]["horizons_ms"] == [10_000, 20_000]
-    assert len(history) == 2
 
 
 def test_page_is_self_contained() -> None:
