@@ -66,12 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
     from streameval.config import load_settings
     from streameval.demo import Demo, DemoTick, wall_pacer
+    from streameval.detect import alarms
     from streameval.durations import format_duration
     from streameval.report import snapshot_table
     from streameval.sim.arguments import sim_config
 
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
+    alarms.show_on_stderr()  # the regression's alarm as it starts and clears
     sim = sim_config(args)
     # The only clock read: where event time starts. On a bucket boundary, so that every run with
     # the same seed and settings shows the same numbers (windows are made of aligned buckets).
