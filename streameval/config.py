@@ -107,6 +107,9 @@ class MetricsSettings(BaseModel):
     #: HTTP basic auth on /metrics and the status page when both are set (extension)
     basic_auth_username: str | None = None
     basic_auth_password: SecretStr | None = None
+    #: how often the daemon logs its progress line (records/s, consumer lag, watermark,
+    #: horizon, open lists; streameval.progress); "0" turns it off (extension)
+    progress_interval: Duration = 60_000
 
     @model_validator(mode="after")
     def _pairs(self) -> MetricsSettings:

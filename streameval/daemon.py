@@ -48,6 +48,7 @@ from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.log_limits import InvalidRecordLog
 from streameval.pipeline import Pipeline
+from streameval.progress import ProgressLog
 from streameval.snapshot import Snapshot
 
 _LOG = logging.getLogger(__name__)
@@ -157,6 +158,7 @@ class Daemon:
         # records the re-reads needed that retention had deleted (since start)
         self._records_deleted = 0
         self._box = SnapshotBox(self._snapshot())
+        self._progress = ProgressLog(settings.metrics.progress_interval / 1000, clock)
         # /readyz says the readiness of the last *published* snapshot, so that a 200 is never
         # served beside figures from before the rebuild it announces
         self._ready = self._published_ready = False
@@ -339,6 +341,7 @@ class Daemon:
                     _LOG.warning("commit failed, retried at the next interval: %s", exc)
             if snapshot_due() or self._ready != self._published_ready:
                 self._publish()
+            self._progress(self._box.get)
 
     def _follow_group(self) -> None:
         """With every partition read here idle (read to its end), event time here moves with
