@@ -35,6 +35,7 @@ from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
+from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_source
 from streameval.interleave.detector import PairTests
@@ -174,6 +175,7 @@ class Daemon:
         self._stream: Stream | None = None
         self._registry = CollectorRegistry()
         self._registry.register(SnapshotCollector(self._box.get, version=__version__))
+        register_process_metrics(self._registry)  # process_* (RSS, CPU, open fds)
         m = settings.metrics
         auth = None
         if m.basic_auth_username is not None and m.basic_auth_password is not None:
