@@ -101,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
             f"(in {wall:.0f} s; expected NDCG@k drop {sim.regression_size:.0%})",
             flush=True,
         )
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    # before the line that says Ctrl-C stops it: a signal right after it stops cleanly too
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     print(f"status page: {url}/   metrics: {url}/metrics   (Ctrl-C to stop)", flush=True)
 
     def on_tick(tick: DemoTick) -> None:
@@ -115,10 +121,6 @@ def run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    def request_stop(signum: int, frame: object) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         last = demo.run(wall_pacer(start_ms, args.speed, stop), on_tick=on_tick)
     finally:
