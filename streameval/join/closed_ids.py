@@ -117,7 +117,13 @@ class ClosedIds:
 
     def next_due(self) -> float:
         """The smallest watermark at which :meth:`forget` has work; infinity when none."""
-        firsts = [entries[0][0] for entries in (self._queue, self._heap) if entries]
-        if not firsts:
+        queue, heap = self._queue, self._heap
+        if queue:
+            first = queue[0][0]
+            if heap and heap[0][0] < first:
+                first = heap[0][0]
+        elif heap:
+            first = heap[0][0]
+        else:
             return math.inf
-        return (min(firsts) >> _SERIAL_BITS) + self._keep_ms + 1
+        return (first >> _SERIAL_BITS) + self._keep_ms + 1
