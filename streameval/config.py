@@ -144,6 +144,9 @@ class MetricsSettings(BaseModel):
     basic_auth_username: str | None = None
     #: the password (a secret)
     basic_auth_password: SecretStr | None = None
+    #: how often the daemon logs its progress line (records/s, consumer lag, watermark,
+    #: horizon, open lists; streameval.progress); "0" turns it off (extension)
+    progress_interval: Duration = 60_000
 
     @model_validator(mode="after")
     def _pairs(self) -> MetricsSettings:

@@ -35,6 +35,7 @@ from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
 from streameval.export.history import History
+from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_source
 from streameval.interleave.detector import PairTests
@@ -49,6 +50,7 @@ from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.log_limits import InvalidRecordLog, SecondsTimestampLog
 from streameval.pipeline import Pipeline
+from streameval.progress import ProgressLog
 from streameval.snapshot import Snapshot
 
 _LOG = logging.getLogger(__name__)
@@ -163,6 +165,7 @@ class Daemon:
         self._box = SnapshotBox(self._snapshot())
         # the status page's charts: recorded at each publish, not only while a browser polls
         self._history = History.last_hour()
+        self._progress = ProgressLog(settings.metrics.progress_interval / 1000, clock)
         # /readyz says the readiness of the last *published* snapshot, so that a 200 is never
         # served beside figures from before the rebuild it announces
         self._ready = self._published_ready = False
@@ -178,6 +181,7 @@ class Daemon:
         self._stream: Stream | None = None
         self._registry = CollectorRegistry()
         self._registry.register(SnapshotCollector(self._box.get, version=__version__))
+        register_process_metrics(self._registry)  # process_* (RSS, CPU, open fds)
         m = settings.metrics
         auth = None
         if m.basic_auth_username is not None and m.basic_auth_password is not None:
@@ -368,6 +372,7 @@ class Daemon:
                     _LOG.warning("commit failed, retried at the next interval: %s", exc)
             if snapshot_due() or self._ready != self._published_ready:
                 self._publish()
+            self._progress(self._box.get)
 
     def _follow_group(self) -> None:
         """With every partition read here idle (read to its end), event time here moves with

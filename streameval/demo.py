@@ -22,6 +22,7 @@ from streameval.detect import detectors_for, with_detection
 from streameval.errors import ConfigError
 from streameval.export.collector import SnapshotCollector
 from streameval.export.history import History
+from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_payload
 from streameval.pipeline import Pipeline
@@ -79,6 +80,7 @@ class Demo:
         self._latest = with_detection(self.pipeline.snapshot(), self.detectors)
         self.registry = CollectorRegistry()
         self.registry.register(SnapshotCollector(self.latest, version=__version__))
+        register_process_metrics(self.registry)
 
     def latest(self) -> Snapshot:
         """The snapshot of the last tick (safe from any thread: it is immutable)."""

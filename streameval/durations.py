@@ -1,12 +1,14 @@
 """Durations as operators write them ("10s", "5m", "1h", "1h30m", "250ms"), as integer milliseconds.
 
 One parser and one canonical formatter, so a window configured as ``"60s"`` is labelled
-``window="1m"`` everywhere.
+``window="1m"`` everywhere; and the one way an event time is written for an operator to read
+(:func:`format_instant`).
 """
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _PART = re.compile(r"(\d+)(ms|s|m|h|d)")
@@ -46,3 +48,12 @@ def format_duration(ms: int) -> str:
             parts.append(f"{rest // size}{unit}")
             rest %= size
     return "".join(parts)
+
+
+def format_instant(ms: int | float) -> str:
+    """An event time (epoch milliseconds) as ISO 8601 UTC: ``2023-11-14T22:13:20Z``, with
+    ``.250`` milliseconds only when there are some."""
+    at = datetime.fromtimestamp(int(ms) // 1000, UTC)
+    text = at.strftime("%Y-%m-%dT%H:%M:%S")
+    millis = int(ms) % 1000
+    return f"{text}.{millis:03d}Z" if millis else f"{text}Z"

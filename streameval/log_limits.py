@@ -4,6 +4,8 @@ During a broker outage kafka-python and librdkafka log every failed reconnect: a
 a second that bury everything else and fill disks. :class:`RepeatLimiter`, a logging filter,
 lets the first record of a kind through and then at most one per interval, and the next one it
 lets through says how many it held back. Nothing is hidden for longer than the interval.
+:class:`SlowStepFilter` keeps out one warning of kafka-python's that says nothing an operator
+can act on (the reason is in its doc).
 """
 
 from __future__ import annotations
@@ -67,6 +69,51 @@ class RepeatLimiter(logging.Filter):
             record.msg = f"{message} (and {int(seen[1])} more like it in {now - seen[0]:.0f} s)"
             record.args = ()
         return True
+
+
+#: kafka-python's logger of its network event loop, and its slow-step warning
+SELECTOR_LOGGER = "kafka.net.selector"
+_SLOW_STEP = re.compile(
+    r"ran for (\d+(?:\.\d+)?)s \(>[\d.]+s threshold\)\. It is blocking the event loop"
+)
+
+
+class SlowStepFilter(logging.Filter):
+    """Keeps kafka-python's ``Task … ran for 0.186s (>0.100s threshold). It is blocking the
+    event loop`` out of the operator's log unless the step took ``keep_from_s`` or more.
+
+    What it meant for the daemon (kafka-python 3.0.12, measured): the client runs its network
+    event loop (:class:`kafka.net.selector.NetworkSelector`) on a thread of its own
+    (``kafka-io-<client_id>``), which also sends the group heartbeats; the daemon's read loop,
+    decoding, join and scoring run on the main thread and never inside a task of that loop (a
+    poll hands the fetched records over and returns). The slow steps were
+    ``KafkaTCPTransport._read_from_sock``: 0.14-0.28 s of wall time with 0.002-0.003 s of CPU
+    of their own thread. The step reads a socket, which releases the GIL; getting it back
+    waits for the main thread, which holds it through stretches the interpreter does not
+    switch in (a cyclic collection of the large live heap: 0.15 s for a middle generation there)
+    and on a busy machine for its time slices. Nothing is looping; the loop, heartbeats
+    included, is late by that pause, far inside the heartbeat interval (a third of
+    ``kafka.session_timeout``, at least 1 s: 15 s by default) and the session timeout. Nothing
+    to fix in the daemon short of another process for the client; the line, logged at every
+    such step (each names another task, so :class:`RepeatLimiter` does not catch it), would
+    only train operators to ignore warnings. A step of ``keep_from_s`` (default 1 s, the
+    shortest heartbeat interval the daemon sets) or more could delay a heartbeat, and is still
+    logged."""
+
+    def __init__(self, keep_from_s: float = 1.0) -> None:
+        super().__init__()
+        self._keep_from_s = keep_from_s
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        match = _SLOW_STEP.search(record.getMessage())
+        return match is None or float(match.group(1)) >= self._keep_from_s
+
+
+def quiet_slow_steps(keep_from_s: float = 1.0) -> None:
+    """Install :class:`SlowStepFilter` on kafka-python's selector logger (once)."""
+    logger = logging.getLogger(SELECTOR_LOGGER)
+    if not any(isinstance(f, SlowStepFilter) for f in logger.filters):
+        logger.addFilter(SlowStepFilter(keep_from_s))
 
 
 class InvalidRecordLog:

@@ -66,12 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
     from streameval.config import load_settings
     from streameval.demo import Demo, DemoTick, wall_pacer
+    from streameval.detect import alarms
     from streameval.durations import format_duration
     from streameval.report import snapshot_table
     from streameval.sim.arguments import sim_config
 
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
+    alarms.show_on_stderr()  # the regression's alarm as it starts and clears
     sim = sim_config(args)
     # The only clock read: where event time starts. On a bucket boundary, so that every run with
     # the same seed and settings shows the same numbers (windows are made of aligned buckets).
@@ -99,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
             f"(in {wall:.0f} s; expected NDCG@k drop {sim.regression_size:.0%})",
             flush=True,
         )
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    # before the line that says Ctrl-C stops it: a signal right after it stops cleanly too
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     print(f"status page: {url}/   metrics: {url}/metrics   (Ctrl-C to stop)", flush=True)
 
     def on_tick(tick: DemoTick) -> None:
@@ -113,10 +121,6 @@ def run(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
-    def request_stop(signum: int, frame: object) -> None:
-        stop.set()
-
-    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         last = demo.run(wall_pacer(start_ms, args.speed, stop), on_tick=on_tick)
     finally:

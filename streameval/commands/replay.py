@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
-    from streameval.detect import detectors_for, with_detection
+    from streameval.detect import alarms, detectors_for, with_detection
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog
     from streameval.pipeline import Pipeline
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
+    alarms.show_on_stderr()  # when the daemon would have paged, on stderr (stdout unchanged)
     out = sys.stdout
 
     def print_list(scored: ScoredList) -> None:

@@ -63,11 +63,15 @@ def run(args: argparse.Namespace) -> int:
     # kafka-python is chatty at INFO (every connection and rebalance step): WARNING unless asked
     logging.getLogger("kafka").setLevel(client_log_level(args.log_level, args.client_log_level))
     # and both clients log every failed reconnect during an outage: one of a kind per 30 s
-    from streameval.log_limits import RepeatLimiter
+    from streameval.log_limits import RepeatLimiter, quiet_slow_steps
 
     limiter = RepeatLimiter()
     for handler in logging.getLogger().handlers:
         handler.addFilter(limiter)
+    # kafka-python's "Task … ran for 0.186s … blocking the event loop": its network thread
+    # waiting for the GIL behind the read loop, harmless below a second (why: see
+    # streameval.log_limits.SlowStepFilter)
+    quiet_slow_steps()
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
     stop = threading.Event()

@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from streameval.detect import alarms
 from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
@@ -103,6 +104,12 @@ class _Series:
             self.alarm_since_ms,
             self.cleared_ms,
         ]
+
+    def estimate(self) -> tuple[float | None, float | None]:
+        """The shift over the current excursion and its standard error (None before a step)."""
+        if self.inv_var > 0.0:
+            return self.weighted / self.inv_var, self.inv_var**-0.5
+        return None, None
 
     def step(
         self, bucket_ms: int, d: float, v: float, *, delta: float, h: float, cap: float
@@ -412,6 +419,39 @@ class Detectors:
             series = self._series[detector, relevance, segment, k] = _Series()
         return series
 
+    def _step(
+        self,
+        detector: str,
+        relevance: str,
+        segment: Segment,
+        k: int,
+        *,
+        b: int,
+        d: float,
+        v: float,
+        delta: float,
+    ) -> None:
+        """One CUSUM step of a series; a step across the threshold is logged (:mod:`alarms`)."""
+        series = self._series_of(detector, relevance, segment, k)
+        h = self._h
+        was = series.statistic >= h
+        series.step(b, d, v, delta=delta, h=h, cap=self._cap)
+        if (series.statistic >= h) != was:
+            shift, stderr = series.estimate()
+            alarms.series_changed(
+                alarm=not was,
+                detector=detector,
+                relevance=relevance,
+                k=k,
+                labels=self.spec.segment_labels,
+                segment=segment,
+                statistic=series.statistic,
+                threshold=h,
+                shift=shift,
+                stderr=stderr,
+                bucket_ms=b,
+            )
+
     def _close_bucket(self, relevance: str, b: int, data: BucketData) -> None:
         for j, k in enumerate(self._ks):
             segments = {seg: per_k[j] for seg, per_k in data.items() if per_k[j]}
@@ -526,9 +566,7 @@ class Detectors:
             if ready_c and n > 0 and var_s and own.weight >= spec.min_lists and delta > 0.0:
                 d = s / n - s_c / n_c
                 v = var_s / n + (var_c or 0.0) / n_c
-                self._series_of(VS_CONTROL, relevance, segment, k).step(
-                    b, d, v, delta=delta, h=self._h, cap=self._cap
-                )
+                self._step(VS_CONTROL, relevance, segment, k, b=b, d=d, v=v, delta=delta)
             own.add(b, n, s, ss)
         if n_c > 0:
             pooled.vs_control.add(b, n_c, s_c, ss_c)
@@ -560,9 +598,8 @@ class Detectors:
         level = track.level.mean
         if combined is not None and level:
             delta = spec.min_relative_drop * abs(level)
-            self._series_of(VS_BASELINE, relevance, segment, k).step(
-                b, combined[0], combined[1], delta=delta, h=self._h, cap=self._cap
-            )
+            d, v = combined
+            self._step(VS_BASELINE, relevance, segment, k, b=b, d=d, v=v, delta=delta)
         else:
             self._series_of(VS_BASELINE, relevance, segment, k)  # exported from the start
         track.known.add(b, *p.known)
@@ -579,10 +616,7 @@ class Detectors:
         h = self._h
         out = []
         for (detector, relevance, segment, k), s in sorted(self._series.items()):
-            shift = stderr = None
-            if s.inv_var > 0.0:
-                shift = s.weighted / s.inv_var
-                stderr = s.inv_var**-0.5
+            shift, stderr = s.estimate()
             out.append(
                 DetectionRow(
                     detector=detector,

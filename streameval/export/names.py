@@ -76,7 +76,22 @@ INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 WINDOW_LABELS = ("k", "window", "relevance")
 DETECTION_LABELS = ("detector", "k", "relevance")
 
-#: Every sample name streameval exposes (what dashboards and rules may refer to).
+#: The standard process metrics the daemon and the demo expose beside these
+#: (:mod:`streameval.export.process`; ``process_*`` on Linux only)
+PROCESS: frozenset[str] = frozenset(
+    {
+        "process_virtual_memory_bytes",
+        "process_resident_memory_bytes",
+        "process_start_time_seconds",
+        "process_cpu_seconds_total",
+        "process_open_fds",
+        "process_max_fds",
+        "python_info",
+    }
+)
+
+#: Every sample name streameval's own collector exposes (what dashboards and rules may refer to,
+#: with :data:`PROCESS`).
 ALL: frozenset[str] = frozenset(
     {
         NDCG,

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from streameval.detect import alarms
 from streameval.snapshot import PairTestRow
 
 #: an ordered pair of teams: (ranker, opponent)
@@ -88,11 +89,24 @@ class PairTests:
     def close(self, start_ms: int, counts: Iterable[tuple[Pair, Sequence[int]]]) -> None:
         """One closed bucket (starting at ``start_ms``): per pair, its ``(wins, losses, …)``.
         Pairs are taken in sorted order (a test's first list creates it)."""
+        threshold = self.threshold
         for pair, acc in sorted(counts):
             test = self._tests.get(pair)
             if test is None:
                 test = self._tests[pair] = PairTest()
-            test.update(acc[0], acc[1], self.scale, self.threshold, start_ms)
+            was = test.statistic >= threshold
+            test.update(acc[0], acc[1], self.scale, threshold, start_ms)
+            if (test.statistic >= threshold) != was:
+                alarms.pair_changed(
+                    alarm=not was,
+                    ranker=pair[0],
+                    opponent=pair[1],
+                    wins=test.wins,
+                    losses=test.losses,
+                    statistic=test.statistic,
+                    threshold=threshold,
+                    bucket_ms=start_ms,
+                )
 
     def rows(self) -> tuple[PairTestRow, ...]:
         return tuple(

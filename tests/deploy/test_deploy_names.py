@@ -24,7 +24,7 @@ from tests.deploy.deployfiles import (
     variables_used,
 )
 
-KNOWN = names.ALL | recorded_names()
+KNOWN = names.ALL | names.PROCESS | recorded_names()
 
 
 @pytest.mark.parametrize(

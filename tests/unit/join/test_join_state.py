@@ -46,6 +46,21 @@ def test_closed_ids_stay_within_the_cap_and_count_what_falls_out() -> None:
     assert [f"r{i}" in closed for i in range(10)] == [True] * 3 + [False] * 7
 
 
+def test_over_the_cap_a_tie_of_impression_time_drops_the_id_closed_first() -> None:
+    """Which id falls out is decided by the input (the order the ids were closed in, which is
+    their impressions' arrival order), not by their hashes, which change with PYTHONHASHSEED."""
+    closed = ClosedIds(2 * A, cap=10)
+    for i in range(20):
+        closed.add(f"r{i}", 5_000)  # one impression time
+    assert closed.dropped == 10
+    assert [f"r{i}" in closed for i in range(20)] == [False] * 10 + [True] * 10
+    closed.add("newer", 6_000)
+    closed.add("older", 4_000)  # closed last, impression first: it goes first
+    assert "older" not in closed and "newer" in closed and "r10" not in closed
+    assert closed.dropped == 12
+    assert closed.next_due() == 5_000 + 2 * A + 1
+
+
 def test_closing_the_same_ids_again_and_again_does_not_grow_the_heap() -> None:
     closed = ClosedIds(2 * A, cap=1_000)
     for i in range(30_000):
@@ -64,24 +79,26 @@ class _HeapClosedIds:
 
     def __init__(self, keep_ms: int, cap: int) -> None:
         self.keep_ms, self.cap = keep_ms, cap
-        self.ts: dict[str, int] = {}
+        self.entry: dict[str, tuple[int, int]] = {}  # id -> its live (time, arrival)
         self.heap: list[tuple[int, int, str]] = []
+        self.arrivals = 0
         self.dropped = 0
 
     def add(self, rid: str, ts: int) -> None:
-        self.ts[rid] = ts
-        heapq.heappush(self.heap, (ts, hash(rid), rid))
-        while len(self.ts) > self.cap:
-            old_ts, _, old = heapq.heappop(self.heap)
-            if self.ts.get(old) == old_ts:
-                del self.ts[old]
+        self.arrivals += 1  # ties of time: the id closed first goes first
+        self.entry[rid] = (ts, self.arrivals)
+        heapq.heappush(self.heap, (ts, self.arrivals, rid))
+        while len(self.entry) > self.cap:
+            old_ts, arrival, old = heapq.heappop(self.heap)
+            if self.entry.get(old) == (old_ts, arrival):
+                del self.entry[old]
                 self.dropped += 1
 
     def forget(self, watermark: int) -> None:
         while self.heap and self.heap[0][0] < watermark - self.keep_ms:
-            ts, _, rid = heapq.heappop(self.heap)
-            if self.ts.get(rid) == ts:
-                del self.ts[rid]
+            ts, arrival, rid = heapq.heappop(self.heap)
+            if self.entry.get(rid) == (ts, arrival):
+                del self.entry[rid]
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -103,12 +120,13 @@ def test_closed_ids_forget_and_drop_exactly_as_one_heap_of_every_entry_would(see
             watermark = max(watermark, ts + rng.randrange(-A, 3 * A))
             closed.forget(watermark)
             model.forget(watermark)
-        assert len(closed) == len(model.ts)
+        assert len(closed) == len(model.entry)
         assert closed.dropped == model.dropped
-        assert [f"r{i}" in closed for i in range(400)] == [f"r{i}" in model.ts for i in range(400)]
+        kept = [f"r{i}" in model.entry for i in range(400)]
+        assert [f"r{i}" in closed for i in range(400)] == kept
         if closed.next_due() != math.inf:
             # due no later than the oldest live id's time (stale entries may make it earlier)
-            oldest = min(model.ts.values(), default=None)
+            oldest = min((ts for ts, _ in model.entry.values()), default=None)
             assert oldest is None or closed.next_due() <= oldest + 2 * A + 1
 
 
