@@ -400,7 +400,9 @@ class ConfluentStream:
 
     def close(self) -> None:
         try:
-            self._consumer.close()  # leaves the group: the revoke callback commits first
+            # the revoke callback commits first; then a dynamic member leaves the group, a
+            # static one (group.instance.id) does not: its partitions wait for its id
+            self._consumer.close()
         except self._ck.KafkaException as exc:  # pragma: no cover - best effort at shutdown
             _LOG.warning("closing the consumer failed: %s", exc)
 
