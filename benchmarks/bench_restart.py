@@ -552,6 +552,17 @@ def main() -> int:
         help="with --membership: restarts of the crash without the id (each waits ~45 s for "
         "the dead member's session; default: --repeats)",
     )
+    parser.add_argument(
+        "--modes",
+        default="static,crash,graceful",
+        help="with --membership: which of static, crash, graceful (comma-separated)",
+    )
+    parser.add_argument(
+        "--clients",
+        default=None,
+        help="with --membership: kafka-python and/or confluent-kafka (comma-separated; "
+        "default: both, when confluent-kafka is installed)",
+    )
     args = parser.parse_args()
     # ~73 minutes of event time either way (~3.95 records per impression, judgments included)
     rate = args.rate or (5.0 if args.quick else 20.0)
@@ -575,6 +586,8 @@ def main() -> int:
                     tail_min=tail_min,
                     repeats=repeats,
                     crash_repeats=args.crash_repeats or repeats,
+                    modes=tuple(args.modes.split(",")),
+                    clients=None if args.clients is None else tuple(args.clients.split(",")),
                 )
             else:
                 data = run(
