@@ -3,6 +3,13 @@
 both consumer clients.
 
     .venv/bin/python benchmarks/bench_restart.py [--quick] [--records N] [--rate R] [--json FILE]
+    .venv/bin/python benchmarks/bench_restart.py --membership [--quick] [--repeats 5] ...
+
+``--membership``: instead of the state topic on and off, a crashed instance restarted AT ONCE
+(no wait for the dead member's session) with static group membership (``kafka.group_instance_id``),
+without it, and a graceful restart, with the state topic and the default 45 s session timeout:
+see ``_restart_membership.py``. Rows ``restart.static``, ``restart.static.over_graceful`` and
+``restart.crash`` (``.confluent`` for confluent-kafka).
 
 Steps (the broker is ``KAFKA_BOOTSTRAP_SERVERS``, else one started for the run, as ``daemon``):
 
@@ -532,30 +539,69 @@ def main() -> int:
         "that the state-on restart re-reads the design rate's record count, measured",
     )
     parser.add_argument("--keep-logs", type=Path, default=None, help="copy the daemon logs here")
+    parser.add_argument(
+        "--membership",
+        action="store_true",
+        help="restart at once after a SIGKILL with kafka.group_instance_id, without it, and "
+        "after a SIGTERM (state topic on, session timeout 45 s), instead of state on/off",
+    )
+    parser.add_argument(
+        "--crash-repeats",
+        type=int,
+        default=None,
+        help="with --membership: restarts of the crash without the id (each waits ~45 s for "
+        "the dead member's session; default: --repeats)",
+    )
+    parser.add_argument(
+        "--modes",
+        default="static,crash,graceful",
+        help="with --membership: which of static, crash, graceful (comma-separated)",
+    )
+    parser.add_argument(
+        "--clients",
+        default=None,
+        help="with --membership: kafka-python and/or confluent-kafka (comma-separated; "
+        "default: both, when confluent-kafka is installed)",
+    )
     args = parser.parse_args()
     # ~73 minutes of event time either way (~3.95 records per impression, judgments included)
     rate = args.rate or (5.0 if args.quick else 20.0)
     n = args.records or int(rate * 3.95 * 73 * 60)
     tail_min = (0.0 if args.quick else 9.0) if args.tail_minutes is None else args.tail_minutes
+    repeats = 1 if args.quick and not args.membership else args.repeats
+    study = results
     with broker() as bootstrap, tempfile.TemporaryDirectory() as tmp:
         print(f"broker {bootstrap}")
         try:
-            data = run(
-                bootstrap,
-                n,
-                rate,
-                args.seed,
-                Path(tmp),
-                tail_min=tail_min,
-                repeats=1 if args.quick else args.repeats,
-            )
+            if args.membership:
+                import _restart_membership as membership
+
+                study = membership.results
+                data = membership.run(
+                    bootstrap,
+                    n,
+                    rate,
+                    args.seed,
+                    Path(tmp),
+                    tail_min=tail_min,
+                    repeats=repeats,
+                    crash_repeats=args.crash_repeats or repeats,
+                    modes=tuple(args.modes.split(",")),
+                    clients=None if args.clients is None else tuple(args.clients.split(",")),
+                )
+            else:
+                data = run(
+                    bootstrap, n, rate, args.seed, Path(tmp), tail_min=tail_min, repeats=repeats
+                )
         finally:
             if args.keep_logs is not None:
                 args.keep_logs.mkdir(parents=True, exist_ok=True)
                 for log in Path(tmp).glob("*.log"):
                     (args.keep_logs / log.name).write_bytes(log.read_bytes())
-    rows = results(data)
+    rows = study(data)
     print(json.dumps(data["restarts"], indent=1))
+    for row in rows:
+        print(f"{row.name}: {row.measured:.2f} {row.unit} (met: {row.met}) - {row.note}")
     write_json(args.json, {"benchmark": "restart", **data, "results": [r.as_dict() for r in rows]})
     return 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -45,6 +46,8 @@ Duration = Annotated[
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+#: the characters Kafka allows in a ``group.instance.id``
+_INSTANCE_ID = re.compile(r"[A-Za-z0-9._-]+")
 
 
 class KafkaSettings(BaseModel):
@@ -79,6 +82,14 @@ class KafkaSettings(BaseModel):
     #: within seconds saying so; true retries with backoff (1 s doubling to 30 s) while the
     #: process lives, serving /healthz meanwhile (/readyz stays 503)
     connect_retry: bool = False
+    #: static group membership (KIP-345; extension): this instance's own, stable id in the
+    #: group, e.g. a StatefulSet pod's name (``$HOSTNAME``). A member that comes back with its
+    #: id within ``session_timeout`` gets its partitions back at once, without a rebalance (a
+    #: crashed instance is not blind for the session timeout); but a static member does not
+    #: leave the group when it stops, so the partitions of one that does not come back wait
+    #: ``session_timeout`` before they move. Unset: dynamic membership. Each instance needs
+    #: its own id: two with the same one fence each other.
+    group_instance_id: str | None = None
     #: the client that reads ``topics`` in the consumer group (extension): "kafka-python" (the
     #: default) or "confluent-kafka" (librdkafka; the optional extra ``streameval[confluent]``;
     #: co-partitions with librdkafka's range assignor, so the topics need equal partition counts,
@@ -116,6 +127,20 @@ class KafkaSettings(BaseModel):
         if value == "confluent-kafka" and importlib.util.find_spec("confluent_kafka") is None:
             raise ValueError(
                 "confluent-kafka is not installed: pip install 'streameval[confluent]'"
+            )
+        return value
+
+    @field_validator("group_instance_id")
+    @classmethod
+    def _instance_id(cls, value: str | None) -> str | None:
+        # Kafka's rule for an instance id (JoinGroupRequest.validateGroupInstanceId, as for a
+        # topic name), which excludes whitespace; a pod's name always passes it
+        if value is not None and (
+            not _INSTANCE_ID.fullmatch(value) or value in (".", "..") or len(value) > 249
+        ):
+            raise ValueError(
+                f"{value!r} must be 1 to 249 of A-Z a-z 0-9 . _ - (no whitespace), e.g. the "
+                "pod's name ($HOSTNAME), or unset for dynamic membership"
             )
         return value
 

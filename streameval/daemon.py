@@ -31,6 +31,7 @@ from streameval.detect import detectors_for, with_detection
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import PAIRS
+from streameval.errors import FencedError
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.export.collector import SnapshotCollector, validate_segment_labels
@@ -682,7 +683,7 @@ class Daemon:
         if stream is not None:
             try:
                 self._commit(stream.assignment(), final=True)
-            except KafkaError as exc:
+            except (KafkaError, FencedError) as exc:  # fenced: the error that stops the run
                 _LOG.warning("final commit failed: %s", exc)
             stream.close()
             self._stream = None

@@ -20,3 +20,15 @@ class InputError(StreamevalError):
 
 class KafkaUnavailableError(StreamevalError):
     """The broker or a topic cannot be reached at start."""
+
+
+class FencedError(ConfigError):
+    """The broker fenced this member: another instance joined the group with the same
+    ``kafka.group_instance_id`` (static membership) and took its partitions over."""
+
+    def __init__(self, instance_id: str | None) -> None:
+        super().__init__(
+            f"kafka.group_instance_id: {instance_id!r} is used by another running instance, "
+            "which the group now reads with; give each instance its own id (e.g. the pod's "
+            "name, $HOSTNAME)"
+        )

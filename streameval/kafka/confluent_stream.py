@@ -21,6 +21,11 @@ is what this client is for. The semantics are :class:`~streameval.kafka.stream.E
   which a partition was revoked or lost is therefore dropped whole, and :meth:`rewind` seeks the
   new assignment back to where it started; a batch whose only event was an assignment (to a
   member holding nothing) holds only the new assignment's records, from its start: it is kept.
+* **Static membership.** With ``group_instance_id`` (``group.instance.id``, KIP-345)
+  librdkafka does not send LeaveGroup when the consumer closes (the revoke callback still runs
+  and commits): the partitions stay with the id until it comes back or the session times out.
+  A member fenced by another with the same id gets a fatal error from librdkafka, raised as
+  :class:`~streameval.errors.FencedError`.
 * **Offsets.** Positions are tracked here (librdkafka reports none before a record is handed
   out, and after a seek), as the start of the assignment and then the offset after the last
   record returned. End offsets come from an admin client's ListOffsets: on the consumer's
@@ -40,7 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kafka import TopicPartition
 from kafka.errors import KafkaError
 
-from streameval.errors import ConfigError, KafkaUnavailableError
+from streameval.errors import ConfigError, FencedError, KafkaUnavailableError
 from streameval.kafka.assignor import copartition_problem
 from streameval.kafka.checkpoint import Checkpoint
 from streameval.kafka.records import Fetched, RawRecord, Row, new_raw
@@ -112,9 +117,11 @@ class ConfluentStream:
         max_poll_records: int = 5000,
         session_timeout_ms: int = 45_000,
         request_timeout_s: float = 30.0,
+        group_instance_id: str | None = None,
     ) -> None:
         ck = _import()
         self._ck = ck
+        self._instance_id = group_instance_id
         self._on_revoke = on_revoke
         self._earliest = auto_offset_reset == "earliest"
         self._max_poll_records = max_poll_records
@@ -140,6 +147,7 @@ class ConfluentStream:
                 {
                     **common,
                     "group.id": group_id,
+                    **({"group.instance.id": group_instance_id} if group_instance_id else {}),
                     "enable.auto.commit": False,
                     "enable.auto.offset.store": False,
                     "auto.offset.reset": auto_offset_reset,
@@ -261,6 +269,7 @@ class ConfluentStream:
             # Any: the stubs type a Message's fields Optional, set on every record returned
             messages: list[Any] = self._consumer.consume(self._max_poll_records, timeout_ms / 1000)
         except self._ck.KafkaException as exc:
+            self._raise_if_fenced(exc.args[0] if exc.args else None, exc)
             raise KafkaError(f"consume failed: {exc}") from exc
         if self._failure is not None:
             failure, self._failure = self._failure, None
@@ -270,7 +279,28 @@ class ConfluentStream:
             # the new assignment's follow it: read the new assignment again from its start
             self._dropped = set(self._assigned)
             return []
-        return per_partition(messages, self._pos)
+        try:
+            return per_partition(messages, self._pos)
+        except FatalConsumerError as exc:
+            self._raise_if_fenced(exc.error, exc)
+            raise
+
+    def _raise_if_fenced(self, error: Any, cause: BaseException) -> None:
+        """:class:`FencedError` when ``error`` (a confluent-kafka ``KafkaError``) says that
+        another member with this ``group.instance.id`` fenced this one: librdkafka raises it
+        as a fatal error, and every call after it fails with ``_FATAL``."""
+        if self._instance_id is None or error is None:
+            return
+        try:
+            code = error.code()
+            text = str(error.str())
+        except AttributeError:
+            return
+        ck_error = self._ck.KafkaError
+        if code in (ck_error._FENCED, ck_error.FENCED_INSTANCE_ID) or (
+            code == ck_error._FATAL and "fenced" in text.lower()
+        ):
+            raise FencedError(self._instance_id) from cause
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._assigned)
@@ -359,14 +389,20 @@ class ConfluentStream:
             self._ck.TopicPartition(tp.topic, tp.partition, offset, metadata=cp.encode())
             for tp, (offset, cp) in offsets.items()
         ]
-        result = self._call(self._consumer.commit, offsets=ck_offsets, asynchronous=False)
+        try:
+            result = self._consumer.commit(offsets=ck_offsets, asynchronous=False)
+        except self._ck.KafkaException as exc:
+            self._raise_if_fenced(exc.args[0] if exc.args else None, exc)
+            raise KafkaError(f"commit failed: {exc}") from exc
         failed = [f"{c.topic}/{c.partition}: {c.error}" for c in result or () if c.error]
         if failed:
             raise KafkaError(f"commit failed: {failed}")
 
     def close(self) -> None:
         try:
-            self._consumer.close()  # leaves the group: the revoke callback commits first
+            # the revoke callback commits first; then a dynamic member leaves the group, a
+            # static one (group.instance.id) does not: its partitions wait for its id
+            self._consumer.close()
         except self._ck.KafkaException as exc:  # pragma: no cover - best effort at shutdown
             _LOG.warning("closing the consumer failed: %s", exc)
 
@@ -434,11 +470,19 @@ def _log_error(error: Any) -> None:
     _LOG.warning("confluent-kafka: %s", error)
 
 
+class FatalConsumerError(KafkaError):  # type: ignore[misc]
+    """A fatal error handed out by ``consume()``; ``error`` is confluent-kafka's."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(f"fatal consumer error: {error}")
+        self.error = error
+
+
 def _message_error(error: Any) -> None:
     """An error handed out in place of a record: fatal ones end the stream, the rest (a partition
     end, a topic gone) are logged."""
     if error.fatal():
-        raise KafkaError(f"fatal consumer error: {error}")
+        raise FatalConsumerError(error)
     _LOG.warning("consumer error: %s", error)
 
 

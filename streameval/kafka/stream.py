@@ -21,10 +21,10 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
-from kafka.errors import KafkaError
+from kafka.errors import FencedInstanceIdError, KafkaError
 from kafka.structs import OffsetAndMetadata
 
-from streameval.errors import KafkaUnavailableError
+from streameval.errors import FencedError, KafkaUnavailableError
 from streameval.kafka.assignor import CoPartitionedAssignor
 from streameval.kafka.checkpoint import Checkpoint
 from streameval.kafka.records import Fetched, RawRecord
@@ -132,6 +132,7 @@ def open_stream(
             auto_offset_reset=kafka.auto_offset_reset,
             on_revoke=on_revoke,
             session_timeout_ms=kafka.session_timeout,
+            group_instance_id=kafka.group_instance_id,
         )
     return EventStream(
         kafka.topics,
@@ -140,6 +141,7 @@ def open_stream(
         auto_offset_reset=kafka.auto_offset_reset,
         on_revoke=on_revoke,
         session_timeout_ms=kafka.session_timeout,
+        group_instance_id=kafka.group_instance_id,
     )
 
 
@@ -167,6 +169,14 @@ class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
 
 
 class EventStream:
+    """The :class:`Stream` read with kafka-python, with :class:`CoPartitionedAssignor`.
+
+    With ``group_instance_id`` the member is static (KIP-345): kafka-python then never sends
+    LeaveGroup (``close`` included, as Java's consumer), so its partitions stay with the id
+    until it comes back or the session times out. A member fenced by another one with the same
+    id (kafka-python raises ``FencedInstanceIdError`` from the join, a commit, or the poll after
+    an asynchronous commit; its heartbeat only stops) raises :class:`FencedError`."""
+
     def __init__(
         self,
         topics: Sequence[str],
@@ -177,14 +187,17 @@ class EventStream:
         on_revoke: OnRevoke,
         max_poll_records: int = 5000,
         session_timeout_ms: int = 45_000,
+        group_instance_id: str | None = None,
     ) -> None:
         self._on_revoke = on_revoke
         self._auto_offset_reset = auto_offset_reset
+        self._instance_id = group_instance_id
         self._assignment: set[TopicPartition] | None = None
         try:
             self._consumer = KafkaConsumer(
                 **client,
                 group_id=group_id,
+                group_instance_id=group_instance_id,
                 enable_auto_commit=False,
                 auto_offset_reset=auto_offset_reset,
                 partition_assignment_strategy=[CoPartitionedAssignor],
@@ -220,7 +233,10 @@ class EventStream:
     # --- reading ----------------------------------------------------------------------------
 
     def poll(self, timeout_ms: int) -> list[Fetched]:
-        batches = self._consumer.poll(timeout_ms=timeout_ms)
+        try:
+            batches = self._consumer.poll(timeout_ms=timeout_ms)
+        except FencedInstanceIdError as exc:
+            raise FencedError(self._instance_id) from exc
         to_raw = RawRecord.from_consumer_record
         out = [
             Fetched(tp.topic, tp.partition, map(_ROW, records), records, _OFFSET, to_raw)
@@ -321,7 +337,10 @@ class EventStream:
         """Commit synchronously (from the poll loop, never from a listener), waiting at most
         :data:`COMMIT_TIMEOUT_MS` (then ``KafkaTimeoutError``)."""
         if offsets:
-            self._consumer.commit(_with_metadata(offsets), timeout_ms=COMMIT_TIMEOUT_MS)
+            try:
+                self._consumer.commit(_with_metadata(offsets), timeout_ms=COMMIT_TIMEOUT_MS)
+            except FencedInstanceIdError as exc:
+                raise FencedError(self._instance_id) from exc
 
     def _commit_bounded(self, offsets: Commits) -> Any:
         """An awaitable commit that fails with ``KafkaTimeoutError`` after
