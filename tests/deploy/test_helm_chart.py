@@ -337,11 +337,6 @@ def test_static_membership_takes_the_pod_name() -> None:
     assert "STREAMEVAL_KAFKA__GROUP_INSTANCE_ID" not in _env(render([EXISTING]))
 
 
-@pytest.mark.xfail(
-    "group_instance_id" not in KafkaSettings.model_fields,
-    reason="kafka.group_instance_id (static membership, DESIGN §6) is being added in parallel",
-    strict=True,
-)
 def test_static_membership_variable_is_a_config_key() -> None:
     assert "group_instance_id" in KafkaSettings.model_fields
 
@@ -585,10 +580,6 @@ def test_rendered_config_loads_with_the_daemons_settings_loader(
 ) -> None:
     rendered = render([values])
     for name, item in _env(rendered).items():
-        if name == "STREAMEVAL_KAFKA__GROUP_INSTANCE_ID" and (
-            "group_instance_id" not in KafkaSettings.model_fields
-        ):
-            continue  # the key is being added in parallel (test_static_membership_variable_...)
         monkeypatch.setenv(name, _resolve_env(rendered, item))
     settings = load_settings_from(rendered, tmp_path)
     chart_values = yaml.safe_load(values.read_text(encoding="utf-8"))
@@ -596,9 +587,7 @@ def test_rendered_config_loads_with_the_daemons_settings_loader(
     assert settings.kafka.bootstrap_servers == kafka["bootstrap_servers"]
     assert settings.kafka.security_protocol == kafka.get("security_protocol", "PLAINTEXT")
     assert settings.metrics.port == METRICS_PORT
-    if "group_instance_id" in KafkaSettings.model_fields and chart_values.get(
-        "staticMembership", True
-    ):
+    if chart_values.get("staticMembership", True):
         assert settings.kafka.group_instance_id == f"{FULLNAME}-0"
     sasl = _env(rendered).get("STREAMEVAL_KAFKA__SASL_PASSWORD")
     if sasl is not None:
