@@ -135,6 +135,9 @@ def test_the_daemon_logs_it_by_its_clock(
     # 130 polls of 1 s each: lines at 30, 60, 90 and 120 s of the clock
     stream = _TickingStream(clock, stop, 1.0, 130)
     monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
+    # no broker: the start's probe and topic check find what the fake stream offers
+    monkeypatch.setattr(daemon_module, "wait_for_brokers", lambda *a, **k: True)
+    monkeypatch.setattr(daemon_module, "check_topics", lambda *a, **k: None)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0, "progress_interval": interval},
