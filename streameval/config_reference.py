@@ -8,8 +8,9 @@ Two renderings of the same walk over the pydantic models, so that neither can dr
   meaning. Regenerate it with ``python -m streameval.config_reference > docs/configuration.md``
   (``tests/unit/test_config_reference.py`` fails while it is stale).
 
-A key's meaning is the ``#:`` comment above its field in ``streameval/config.py`` (else the
-field's ``description``); a section's introduction is its model's docstring.
+A key's meaning is the ``#:`` comment above its field in its section's module of the
+:mod:`streameval.config` package (else the field's ``description``); a section's introduction is
+its model's docstring.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from pydantic import BaseModel, SecretStr, TypeAdapter
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from streameval.config import Settings, _pointer
+from streameval.config import Settings
+from streameval.config.mapping import _pointer
 from streameval.durations import format_duration
 
 #: What a secret is shown as: never its value, nor whether it is long or short.

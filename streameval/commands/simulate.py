@@ -71,7 +71,7 @@ def _speed(text: str) -> float:
 
 
 def _start(text: str) -> int:
-    from streameval.events.models import to_epoch_ms
+    from streameval.events.event_time import to_epoch_ms
 
     try:
         return to_epoch_ms(text.strip())

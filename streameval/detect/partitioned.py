@@ -20,9 +20,9 @@ those.
 
 from __future__ import annotations
 
-from streameval.detect.detectors import BucketData, Stash
 from streameval.detect.persisted import PAIRS, DetectorBucket, Progress
 from streameval.detect.spec import DetectionSpec
+from streameval.detect.stash import BucketData, Stash
 from streameval.interleave.partitioned import PairBucket, PairStash
 from streameval.scored import IMPLICIT, JUDGED, ScoredList
 

@@ -61,7 +61,7 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, core_schema
 
-from streameval.events.models import (
+from streameval.events.bounds import (
     MAX_ACTION_CHARS,
     MAX_ID_CHARS,
     MAX_LABEL_KEY_CHARS,
@@ -70,11 +70,10 @@ from streameval.events.models import (
     MAX_POSITION,
     MAX_QUERY_CHARS,
     MAX_RESULTS,
-    Click,
-    EventTime,
-    Id,
-    Impression,
 )
+from streameval.events.event_time import EventTime
+from streameval.events.fields import Id
+from streameval.events.models import Click, Impression
 
 __all__ = [
     "APPLICATION_LABEL",

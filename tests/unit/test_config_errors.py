@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from streameval.config import Settings, load_settings
-from streameval.config_env import SCRIPT_VARIABLES, check_environment
+from streameval.config.env import SCRIPT_VARIABLES, check_environment
 from streameval.errors import ConfigError
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streameval.events.bounds import MAX_ID_CHARS, MAX_LABELS, MAX_QUERY_CHARS, MAX_RESULTS
 from streameval.events.decode import (
     DEFAULT_MAX_BYTES,
     INVALID_REASONS,
@@ -18,15 +19,7 @@ from streameval.events.decode import (
     decoder,
     dedup_key,
 )
-from streameval.events.models import (
-    MAX_ID_CHARS,
-    MAX_LABELS,
-    MAX_QUERY_CHARS,
-    MAX_RESULTS,
-    Click,
-    Impression,
-    Judgment,
-)
+from streameval.events.models import Click, Impression, Judgment
 
 # 2024-05-01T12:00:01.123Z as epoch ms, derived by hand:
 #   2024-01-01T00:00:00Z = 1_704_067_200 s (54 years incl. 13 leap days: 19_723 days * 86_400)

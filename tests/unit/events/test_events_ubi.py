@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from streameval.events.bounds import MAX_LABELS
 from streameval.events.decode import Invalid, decode
-from streameval.events.models import MAX_LABELS, Click, Impression
+from streameval.events.models import Click, Impression
 from streameval.events.ubi import labels_from_attributes
 
 # 2024-05-01T12:00:01.123Z = 1_714_564_801_123 ms (derivation in test_events_decode.py).

@@ -1,0 +1,69 @@
+"""Loading the settings: the TOML file and the environment read, a validation error described
+in one line that names the key."""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
+
+from streameval.config.env import check_environment, did_you_mean
+from streameval.config.settings import Settings
+from streameval.errors import ConfigError
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Read the TOML file (if any) and the environment; a bad value raises ConfigError, a
+    ``STREAMEVAL_…`` variable that sets nothing is logged (WARNING, one line each)."""
+    data: dict[str, Any] = {}
+    if config_file is not None:
+        path = Path(config_file)
+        try:
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"config file {path} is not valid TOML: not UTF-8 text (byte "
+                f"{exc.object[exc.start]:#04x} at offset {exc.start}): give --config a TOML file"
+            ) from None
+    for section, values in overrides.items():
+        data.setdefault(section, {}).update(values)
+    for warning in check_environment(Settings, os.environ):
+        logging.getLogger("streameval.config").warning("%s", warning)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+    except SettingsError as exc:  # what check_environment did not foresee: still one line
+        raise ConfigError(f"a STREAMEVAL_ environment variable cannot be read: {exc}") from None
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err["loc"]]
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and loc:
+            msg += did_you_mean(loc[-1], _fields_at(loc[:-1]))
+        lines.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
+    return "invalid configuration: " + "; ".join(lines)
+
+
+def _fields_at(loc: list[str]) -> list[str]:
+    """The keys of the section at ``loc`` (e.g. ["evaluation"]): where an unknown key was."""
+    model: Any = Settings
+    for key in loc:
+        field = getattr(model, "model_fields", {}).get(key)
+        if field is None:
+            return []
+        model = field.annotation
+    return list(getattr(model, "model_fields", {}))
