@@ -74,7 +74,7 @@ def test_every_key_is_printed_set_or_as_a_commented_line(
     # the unset ones (no TOML null) are the commented ones
     assert "# sasl_password = (not set)" in out
     assert "# schema_registry_url = (not set)" in out
-    # each key's meaning is above it, from the #: comments of streameval/config.py
+    # each key's meaning is above it, from the #: comments of the streameval/config/ package
     assert "# the consumer group of `topics`" in out
 
 
