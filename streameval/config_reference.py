@@ -301,8 +301,8 @@ def reference_markdown() -> str:
     out = [
         "# Configuration reference",
         "",
-        "<!-- Generated from the settings models in streameval/config/: do not edit by hand. Regenerate with",
-        f"     {REGENERATE} -->",
+        "<!-- Generated from the settings models in streameval/config/: do not edit by hand."
+        f"     Regenerate with {REGENERATE} -->",
         "",
         "streameval reads a TOML file (`--config FILE`) and `STREAMEVAL_…` environment variables;",
         "the environment wins over the file. A nested key is one variable, its path joined with",
