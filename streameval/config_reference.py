@@ -301,7 +301,7 @@ def reference_markdown() -> str:
     out = [
         "# Configuration reference",
         "",
-        "<!-- Generated from the settings models in streameval/config/: do not edit by hand."
+        "<!-- Generated from the settings models in streameval/config/: do not edit by hand.",
         f"     Regenerate with {REGENERATE} -->",
         "",
         "streameval reads a TOML file (`--config FILE`) and `STREAMEVAL_…` environment variables;",
