@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from streameval.scored import ScoredList
+from streameval.values import ScoredList
 
 
 class ListConsumer(Protocol):

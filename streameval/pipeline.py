@@ -24,13 +24,22 @@ from streameval.join import (
     JudgmentIds,
     JudgmentStore,
     OpenList,
-    Outcome,
     SegmentCapper,
 )
-from streameval.join.open_lists import ACCEPTED, DUPLICATE, INVALID, LATE, PENDING, UNMATCHED
-from streameval.scored import EVICTED, RELEVANCE_SOURCES, ScoredList
 from streameval.scoring import ListScorer
 from streameval.snapshot import Snapshot
+from streameval.values import (
+    ACCEPTED,
+    DUPLICATE,
+    EVICTED,
+    INVALID,
+    LATE,
+    PENDING,
+    RELEVANCE_SOURCES,
+    UNMATCHED,
+    Outcome,
+    ScoredList,
+)
 from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore, bucket_start
 from streameval.windows.persisted import SourceBuckets
 from streameval.windows.store import Bucket

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.pipeline import Pipeline
     from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
-    from streameval.scored import ScoredList
+    from streameval.values import ScoredList
 
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy

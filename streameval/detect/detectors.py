@@ -37,8 +37,8 @@ from streameval.detect import alarms
 from streameval.detect.arithmetic import cusum_step, gaussian_llr, precision_mean
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
-from streameval.scored import IMPLICIT, JUDGED, ScoredList
-from streameval.snapshot import DetectionRow, Segment
+from streameval.snapshot import DetectionRow
+from streameval.values import IMPLICIT, JUDGED, ScoredList, Segment
 from streameval.windows.spec import pop_before
 
 #: per query: (count, sum, sum of squares) of NDCG@k in one bucket (a tuple: one allocation, and

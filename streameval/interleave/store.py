@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 
 from streameval.config import InterleavingSettings
 from streameval.interleave.detector import Pair, PairTests
-from streameval.scored import ScoredList
 from streameval.snapshot import InterleavingRow, PairTestRow
+from streameval.values import ScoredList
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 from streameval.windows.store import add_sums, fold_outcomes
 

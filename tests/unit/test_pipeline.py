@@ -8,7 +8,7 @@ import pytest
 
 from streameval.events.decode import Invalid
 from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
+from streameval.values import ScoredList
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 
 LOG2_3 = math.log2(3)

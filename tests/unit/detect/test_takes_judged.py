@@ -6,8 +6,8 @@ from __future__ import annotations
 from streameval.config import DetectionSettings, EvaluationSettings, Settings
 from streameval.detect import detectors_for
 from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
 from streameval.sim import SimConfig, traffic
+from streameval.values import ScoredList
 
 
 class Tap:

@@ -19,7 +19,7 @@ from streameval.events.mapping import Mapper
 from streameval.pipeline import Pipeline
 from streameval.replay import file_decoders, replay
 from streameval.report import scored_list_json, snapshot_json
-from streameval.scored import ScoredList
+from streameval.values import ScoredList
 from tests.foreign_shapes import (
     SEGMENT_AVSC,
     SEGMENT_TOML,
