@@ -57,7 +57,7 @@ class JudgedEarlyConsumer(ListConsumer, Protocol):
     keeps the lists for it nor scores them before finalization.
 
     Cost: one :class:`ScoredList` per list (built with ``tuple.__new__``, see
-    :func:`streameval.scoring._scored`); its judged :class:`SourceScore` is the one the list
+    :func:`streameval.score.lists._scored`); its judged :class:`SourceScore` is the one the list
     keeps and reuses at finalization, so nothing is scored twice.
     """
 

@@ -26,7 +26,7 @@ from streameval.join import (
     OpenList,
     SegmentCapper,
 )
-from streameval.scoring import ListScorer
+from streameval.score.lists import ListScorer
 from streameval.snapshot import Snapshot
 from streameval.values import (
     ACCEPTED,
