@@ -29,7 +29,7 @@ import numpy as np
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import Detectors, detectors_for
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, catalogue_of, traffic
 from streameval.sim import records as sim_records
 from streameval.sim.behaviour import Shown, degrade, interactions, rank

@@ -59,8 +59,8 @@ from _common import Result, Target, ratio_interval, suite_parser, write_json
 
 from streameval.config import DetectionSettings, EvaluationSettings, Settings
 from streameval.detect import detectors_for
+from streameval.engine import Pipeline
 from streameval.interleave.detector import log_mixture_ratio_sum
-from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.values import ScoredList
 

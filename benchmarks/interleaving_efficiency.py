@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from streameval.config import EvaluationSettings
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, catalogue_of
 from streameval.sim.behaviour import Shown, degrade, rank
 from streameval.sim.interleaving import team_draft

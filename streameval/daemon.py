@@ -31,6 +31,7 @@ from streameval.detect import detectors_for, with_detection
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import PAIRS
+from streameval.engine import Pipeline
 from streameval.errors import FencedError
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
@@ -50,7 +51,6 @@ from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.log_limits import InvalidRecordLog, SecondsTimestampLog
-from streameval.pipeline import Pipeline
 from streameval.progress import ProgressLog
 from streameval.snapshot import Snapshot
 

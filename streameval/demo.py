@@ -19,13 +19,13 @@ from prometheus_client import CollectorRegistry
 from streameval import __version__
 from streameval.config import Settings
 from streameval.detect import detectors_for, with_detection
+from streameval.engine import Pipeline
 from streameval.errors import ConfigError
 from streameval.export.collector import SnapshotCollector
 from streameval.export.history import History
 from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_payload
-from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, SimRecord, traffic
 from streameval.sim.pacing import Pacer, no_pacing, wall_pacer
 from streameval.snapshot import Snapshot

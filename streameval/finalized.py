@@ -2,7 +2,7 @@
 
 The windows are one consumer of the stream of finalized lists; regression detectors and
 interleaving credit are others, each a package of its own beside :mod:`streameval.windows`. The
-:class:`~streameval.pipeline.Pipeline` hands every consumer the same :class:`ScoredList` values,
+:class:`~streameval.engine.Pipeline` hands every consumer the same :class:`ScoredList` values,
 in the order it finalizes them, and tells each when the evaluation horizon moves.
 
 A consumer must give the same result whatever the moments at which :meth:`advance` is called:

@@ -49,9 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
     from streameval.detect import alarms, detectors_for, with_detection
+    from streameval.engine import Pipeline
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog
-    from streameval.pipeline import Pipeline
     from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
     from streameval.values import ScoredList

@@ -13,7 +13,7 @@ import math
 
 import pytest
 
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.values import ScoredList
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 

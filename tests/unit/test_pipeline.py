@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from streameval.engine import Pipeline
 from streameval.events.decode import Invalid
-from streameval.pipeline import Pipeline
 from streameval.values import ScoredList
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 

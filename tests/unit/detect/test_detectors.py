@@ -10,7 +10,7 @@ import pytest
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import DetectionSpec, Detectors, detectors_for
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import DetectionRow
 from streameval.values import IMPLICIT, JUDGED, SCORED, ScoredList, SourceScore
