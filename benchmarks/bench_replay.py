@@ -46,8 +46,8 @@ from streameval import gc_policy
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
 from streameval.engine import Pipeline
+from streameval.engine.consumers import ListConsumer
 from streameval.events.decode import decoder
-from streameval.finalized import ListConsumer
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
 TARGET = 1.0

@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from streameval.config import EvaluationSettings
+from streameval.engine.consumers import JudgedEarlyConsumer, WindowedConsumer
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import IntakeCounters
 from streameval.engine.judgments import JudgmentRules
 from streameval.engine.recovery import Checkpoint, Recovery
 from streameval.engine.snapshots import build_snapshot
-from streameval.finalized import JudgedEarlyConsumer
-from streameval.interleave import InterleavingStore
 from streameval.join import Joiner
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowStore
@@ -33,7 +32,7 @@ class Checkpoints:
     _joiner: Joiner
     _windows: WindowStore
     _watermark: WatermarkTracker
-    _interleaving: InterleavingStore
+    _windowed: Sequence[WindowedConsumer]
     _intake: IntakeCounters
     _totals: Totals
     _rules: JudgmentRules
@@ -54,7 +53,8 @@ class Checkpoints:
         for their impression are counted unmatched: their re-read will not be counted again, and
         every record read must end in exactly one outcome."""
         self._intake.unmatched_from_pending(self._joiner.pending_clicks_counted)
-        self._interleaving.reset()
+        for windowed in self._windowed:
+            windowed.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
         for consumer in self._resettable:
@@ -86,7 +86,8 @@ class Checkpoints:
     def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A finalized bucket of a restored source, read back from the state topic."""
         self._windows.merge(start, bucket)
-        self._interleaving.load_bucket(start, bucket.interleaving)
+        for windowed in self._windowed:
+            windowed.load_bucket(start, bucket)
 
     def unpersisted_buckets(self) -> tuple[int | None, list[tuple[str, int, Bucket]]]:
         """The buckets complete as of the horizon and not yet in the state topic, as (source,
@@ -135,5 +136,5 @@ class Checkpoints:
             judgments=len(self._rules.store),
             watermark_ms=self._watermark.watermark,
             consumer_lag=consumer_lag or {},
-            interleaving=self._interleaving,
+            windowed=self._windowed,
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from streameval.finalized import JudgedEarlyConsumer
+from streameval.engine.consumers import HoldsJudgedFloor, JudgedEarlyConsumer
 from streameval.join import Joiner, JudgmentStore, OpenList
 from streameval.score.lists import ListScorer
 
@@ -39,11 +39,13 @@ class JudgedEarly:
 
     def note_floor(self, source: str) -> None:
         """The bucket start before which every early consumer already holds the judged scores
-        of ``source`` (its optional ``judged_floor``): the re-read's impressions before it are
-        not scored early only to be ignored. After a restart with the state topic that is
-        nearly every list re-read: they are open lists, and the judged detector buckets were
-        written up to the watermark."""
-        floors = [getattr(c, "judged_floor", _no_floor)(source) for c in self._early]
+        of ``source`` (:class:`~streameval.engine.consumers.HoldsJudgedFloor`): the re-read's
+        impressions before it are not scored early only to be ignored. After a restart with the
+        state topic that is nearly every list re-read: they are open lists, and the judged
+        detector buckets were written up to the watermark."""
+        floors = [
+            c.judged_floor(source) if isinstance(c, HoldsJudgedFloor) else None for c in self._early
+        ]
         if floors and all(f is not None for f in floors):
             floor = min(f for f in floors if f is not None)
             self._floor[source] = floor
@@ -95,7 +97,3 @@ class JudgedEarly:
         if end is not None:
             for early in self._early:
                 early.advance_judged(end)
-
-
-def _no_floor(source: str) -> None:
-    return None

@@ -15,6 +15,12 @@ from collections.abc import Callable, Sequence
 
 from streameval.config import EvaluationSettings
 from streameval.engine.checkpoints import Checkpoints
+from streameval.engine.consumers import (
+    DeclinesJudged,
+    JudgedEarlyConsumer,
+    ListConsumer,
+    WindowedConsumer,
+)
 from streameval.engine.early import JudgedEarly
 from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored, RecordDecoder
 from streameval.engine.intake import OFFERED, IntakeCounters, Offered
@@ -24,7 +30,6 @@ from streameval.engine.recovery import Recovery
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid, decoder, dedup_key
 from streameval.events.models import Impression, Judgment
-from streameval.finalized import JudgedEarlyConsumer, ListConsumer
 from streameval.interleave import InterleavingStore
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
 from streameval.score.lists import ListScorer
@@ -39,9 +44,8 @@ from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore
 
 
 class Pipeline(EventTime, Checkpoints):
-    """The engine: records in (:meth:`offer`), finalized scored lists out to its consumers, and
-    :meth:`snapshot`, checkpoint and restore (:class:`.checkpoints.Checkpoints`), with event
-    time moved by :class:`.progress.EventTime` (docs/design.md §13)."""
+    """The engine (docs/design.md §13): records in (:meth:`offer`), scored lists out to its
+    consumers; event time, checkpoints and snapshot: :mod:`.progress`, :mod:`.checkpoints`."""
 
     def __init__(
         self,
@@ -50,6 +54,7 @@ class Pipeline(EventTime, Checkpoints):
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
         consumers: Sequence[ListConsumer] = (),
+        windowed: Sequence[WindowedConsumer] | None = None,
         persist: bool = False,
         decoder_for: DecoderFor | None = None,
         on_seconds: Callable[[int, str], None] | None = None,
@@ -58,19 +63,18 @@ class Pipeline(EventTime, Checkpoints):
         #: told (event time, source) of each impression or click whose event time is surely
         #: epoch seconds (streameval.epoch): to say so; the event is counted as any other
         self._on_seconds = on_seconds
-        #: interleaving (DESIGN §10): a ListConsumer of its own, fed like the windows (not the
-        #: lists of buckets loaded from the state topic: it loads those buckets instead), its
-        #: figures part of every snapshot
-        self._interleaving = InterleavingStore(
-            settings.interleaving, [WindowSpec(w, settings.bucket) for w in settings.windows]
-        )
-        #: further consumers of finalized lists beside the windows (detectors, interleaving)
+        #: fed like the windows (not the lists of buckets loaded from the state topic: they load
+        #: those buckets instead); unless told otherwise, interleaving (DESIGN §10)
+        self._windowed = tuple([InterleavingStore.of(settings)] if windowed is None else windowed)
+        #: further consumers of finalized lists beside the windows (detectors)
         self._consumers = tuple(consumers)
         #: those of them told of a re-read (:meth:`reset`), and those that take judged scores
-        #: once the watermark passes the impression (not one whose ``takes_judged`` is False:
-        #: then nothing is scored early, nor kept for it)
+        #: once the watermark passes the impression (not one that declines them: then nothing
+        #: is scored early, nor kept for it)
         self._resettable = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
-        self._early = tuple(c for c in self._resettable if getattr(c, "takes_judged", True))
+        self._early = tuple(
+            c for c in self._resettable if not isinstance(c, DeclinesJudged) or c.takes_judged
+        )
         self._decode: RecordDecoder = decoder(settings.max_record_bytes)
         #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
         self._decoder_for = decoder_for
@@ -119,16 +123,13 @@ class Pipeline(EventTime, Checkpoints):
         self._persisted_before = recovery.persisted_before
         self._judged.start_stream()
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
-        # click to expire, a finalized id to forget, a bucket to drop)
+        # click to expire, a finalized id to forget, a bucket to drop); at which a list's
+        # impression is passed (judged scores handed early); and the horizon at which the
+        # consumers are next told it (the next bucket's start: they act per complete bucket)
         self._due: float = math.inf
-        # the watermark at which a list's impression is passed (judged scores handed early)
         self._early_due: float = math.inf
-        # the horizon at which the consumers are next told it (the start of the next bucket:
-        # they act per complete bucket, ListConsumer.advance)
         self._consumers_due: float = -math.inf
         self._finished = False
-
-    # --- intake -----------------------------------------------------------------------------
 
     def offer(
         self,
@@ -250,8 +251,6 @@ class Pipeline(EventTime, Checkpoints):
             return OFFERED[outcome, "judgment"]
         return self.offer(raw or b"", source, record_ms=record_ms, judgment_key=key)
 
-    # --- join → score → fold ----------------------------------------------------------------
-
     def _advance(self, watermark: int) -> None:
         """Finalize and score every list the watermark (the tracker's, as just read) has closed;
         expire waiting clicks; tell the consumers of each bucket the horizon entered."""
@@ -265,7 +264,8 @@ class Pipeline(EventTime, Checkpoints):
             self._intake.unmatched_from_pending(expired)
         horizon = watermark - self._attribution
         if horizon >= self._consumers_due:  # the horizon entered a bucket: consumers act
-            self._interleaving.advance(horizon)  # (it closes whole buckets too)
+            for windowed in self._windowed:
+                windowed.advance(horizon)
             for consumer in self._consumers:
                 consumer.advance(horizon)
             self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
@@ -287,8 +287,8 @@ class Pipeline(EventTime, Checkpoints):
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         if persisted is None or lst.timestamp >= persisted:
             self._windows.add(scored)
-            if scored.interleaved is not None:  # (a call saved per list that is not)
-                self._interleaving.add(scored)
+            for windowed in self._windowed:
+                windowed.add(scored)
             unpersisted = self._recovery.unpersisted
             if unpersisted is not None:
                 unpersisted.add(lst.source, scored)

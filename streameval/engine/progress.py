@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from streameval.config import EvaluationSettings
+from streameval.engine.consumers import JudgedEarlyConsumer, ListConsumer, WindowedConsumer
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import IntakeCounters
 from streameval.engine.recovery import Recovery
-from streameval.finalized import JudgedEarlyConsumer, ListConsumer
-from streameval.interleave import InterleavingStore
 from streameval.join import Joiner, OpenList
 from streameval.windows import WatermarkTracker, bucket_start
 
@@ -26,7 +25,7 @@ class EventTime:
     _judged: JudgedEarly
     _early: tuple[JudgedEarlyConsumer, ...]
     _consumers: Sequence[ListConsumer]
-    _interleaving: InterleavingStore
+    _windowed: Sequence[WindowedConsumer]
     _intake: IntakeCounters
     _attribution: int
     _finished: bool
@@ -88,7 +87,8 @@ class EventTime:
         self._intake.unmatched_from_pending(self._joiner.expire_pending(None))
         if end is not None:
             self._watermark.advance_to(end + self._attribution)
-            self._interleaving.advance(end)
+            for windowed in self._windowed:
+                windowed.advance(end)
             for consumer in self._consumers:
                 consumer.advance(end)
 

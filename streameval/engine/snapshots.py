@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from streameval.config import EvaluationSettings
+from streameval.engine.consumers import WindowedConsumer
 from streameval.engine.intake import IntakeCounters
-from streameval.interleave import InterleavingStore
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WindowStore
 
@@ -21,10 +23,11 @@ def build_snapshot(
     judgments: int,
     watermark_ms: int | None,
     consumer_lag: dict[tuple[str, int], int],
-    interleaving: InterleavingStore,
+    windowed: Sequence[WindowedConsumer],
 ) -> Snapshot:
+    """The snapshot of the windows and counters, with the rows of each windowed consumer."""
     ndcg, engagement = windows.rows(horizon)
-    return Snapshot(
+    snapshot = Snapshot(
         segment_labels=settings.segment_labels,
         windows=settings.window_names,
         ks=tuple(sorted(settings.ks)),
@@ -39,7 +42,7 @@ def build_snapshot(
         watermark_ms=watermark_ms,
         horizon_ms=horizon,
         consumer_lag=consumer_lag,
-        interleaving=interleaving.rows(horizon),
-        interleaving_outcomes=interleaving.outcomes_total(),
-        interleaving_tests=interleaving.tests(),
     )
+    for consumer in windowed:
+        snapshot = consumer.into_snapshot(snapshot, horizon)
+    return snapshot
