@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from streameval.engine.evaluator import Evaluator
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog
-    from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
+    from streameval.runtime.replay import file_decoders, replay
     from streameval.values import ScoredList
 
     settings = load_settings(args.config)

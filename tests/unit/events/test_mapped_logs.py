@@ -17,8 +17,8 @@ from streameval.engine import Pipeline
 from streameval.events.avro import AvroDecoder, SchemaStore
 from streameval.events.formats import Formats
 from streameval.events.mapping import Mapper
-from streameval.replay import file_decoders, replay
 from streameval.report import scored_list_json, snapshot_json
+from streameval.runtime.replay import file_decoders, replay
 from streameval.values import ScoredList
 from tests.foreign_shapes import (
     SEGMENT_AVSC,
