@@ -2,9 +2,9 @@
 
 A judged score does not depend on clicks, so a list's judged source is scored once the watermark
 has completed the bucket of its impression, a whole bucket at a time, and handed to every
-:class:`~streameval.finalized.JudgedEarlyConsumer` that takes judged scores. After a restore, the
-lists of a source before the bucket start where every such consumer already holds its judged
-scores (``judged_floor``) are not scored early only to be ignored.
+:class:`~streameval.engine.consumers.JudgedEarlyConsumer` that takes judged scores. After a
+restore, the lists of a source before the bucket start where every such consumer already holds
+its judged scores (``judged_floor``) are not scored early only to be ignored.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for, with_detection
 from streameval.engine.consumers import ListConsumer
 from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored
+from streameval.engine.interface import Engine
 from streameval.engine.pipeline import Pipeline
 from streameval.interleave import InterleavingStore
 from streameval.snapshot import Snapshot
@@ -68,3 +69,7 @@ class Evaluator:
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
         """The pipeline's snapshot (windows, counters, interleaving) with the detectors' rows."""
         return with_detection(self.pipeline.snapshot(consumer_lag=consumer_lag), self.detectors)
+
+
+def _implements(pipeline: Pipeline) -> Engine:
+    return pipeline  # (checked by mypy: the Python engine implements the engine interface)
