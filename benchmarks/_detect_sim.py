@@ -29,13 +29,13 @@ import numpy as np
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import Detectors, detectors_for
-from streameval.pipeline import Pipeline
-from streameval.scored import IMPLICIT, JUDGED, ScoredList
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, catalogue_of, traffic
 from streameval.sim import records as sim_records
 from streameval.sim.behaviour import Shown, degrade, interactions, rank
 from streameval.sim.catalogue import Query
 from streameval.sim.traffic import DailyMix
+from streameval.values import IMPLICIT, JUDGED, ScoredList
 
 START_MS = 1_700_000_000_000
 BUCKET_MS = 10_000

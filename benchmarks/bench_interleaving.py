@@ -59,10 +59,10 @@ from _common import Result, Target, ratio_interval, suite_parser, write_json
 
 from streameval.config import DetectionSettings, EvaluationSettings, Settings
 from streameval.detect import detectors_for
+from streameval.engine import Pipeline
 from streameval.interleave.detector import log_mixture_ratio_sum
-from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
 from streameval.sim import SimConfig, traffic
+from streameval.values import ScoredList
 
 NAME = "interleaving.sensitivity"
 TARGET = 0.1  # interleaving needs at most a tenth of the A/B impressions

@@ -644,8 +644,8 @@ def scrape_sizes(
     from prometheus_client import CollectorRegistry, generate_latest
 
     from streameval.config import EvaluationSettings
+    from streameval.engine import Pipeline
     from streameval.export.collector import SnapshotCollector
-    from streameval.pipeline import Pipeline
 
     pipeline = Pipeline(EvaluationSettings())
     pipeline.add_source(SOURCE)
@@ -743,7 +743,7 @@ def segments_results(data: dict[str, Any]) -> list[Result]:
 
 def flood_child(n: int, per_s: float, cap: int, seed: int, calm: int) -> dict[str, Any]:
     from streameval.config import EvaluationSettings
-    from streameval.pipeline import Pipeline
+    from streameval.engine import Pipeline
 
     pool, judgments = impression_pool(seed)
     pipeline = Pipeline(EvaluationSettings(max_open_lists=cap))

@@ -36,7 +36,7 @@ from _common import (
 )
 
 from streameval.config import EvaluationSettings
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 
 #: bytes per open 10-result list, at most (issue 6)
 TARGET_BYTES = 1024

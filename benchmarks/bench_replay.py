@@ -10,7 +10,7 @@ judgments, 1 % noise records), as ``streameval replay`` would read them from one
 * ``json.loads``: ``json.loads(line)`` per line (a ``ValueError`` caught), nothing else. The
   baseline of the ratio.
 * ``decode``: streameval's decoder alone (pydantic-core ``validate_json`` into the event models).
-* ``pipeline``: a fresh :class:`~streameval.pipeline.Pipeline` with the default evaluation
+* ``pipeline``: a fresh :class:`~streameval.engine.Pipeline` with the default evaluation
   settings, ``offer(line, source, offset)`` per line, then ``set_idle`` and ``finish`` (every
   open list finalized, scored for both relevance sources, folded into the windows).
 * ``pipeline+detect``: the same with the default regression detectors as a consumer (what
@@ -45,9 +45,9 @@ from _common import (
 from streameval import gc_policy
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
+from streameval.engine import Pipeline
+from streameval.engine.consumers import ListConsumer
 from streameval.events.decode import decoder
-from streameval.finalized import ListConsumer
-from streameval.pipeline import Pipeline
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
 TARGET = 1.0

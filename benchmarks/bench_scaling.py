@@ -31,8 +31,8 @@ from _common import SIM_START_MS, Result, sim_records, suite_parser, write_json
 from prometheus_client import CollectorRegistry, generate_latest
 
 from streameval.config import EvaluationSettings
+from streameval.engine import Pipeline
 from streameval.export.collector import SnapshotCollector
-from streameval.pipeline import Pipeline
 
 SOURCE = "input"
 WINDOWS = {1: ("1h",), 3: ("1m", "5m", "1h"), 6: ("1m", "2m", "5m", "10m", "30m", "1h")}

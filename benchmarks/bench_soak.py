@@ -35,7 +35,7 @@ from _common import SIM_START_MS, Result, Target, rss_bytes, suite_parser, write
 
 from streameval import gc_policy
 from streameval.config import EvaluationSettings
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
 
 #: RSS growth after warm-up, at most, in percent (issue 6)

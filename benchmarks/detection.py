@@ -19,8 +19,8 @@ watched series over ``--days`` of A/A and of single-ranker traffic beside Lorden
 
 Two runs of the same seeded traffic (an A/B test of two equally good rankers): one where the
 treatment regresses ``--before`` after the start (its expected judged NDCG@k drops by ``--size``,
-relative), one without a regression. Each is driven through :class:`streameval.demo.Demo` (the
-pipeline) with one tick per scrape interval (15 s of event time); at every tick the snapshot is
+relative), one without a regression. Each is driven through :class:`~streameval.runtime.demo.Demo`
+(the pipeline) with one tick per scrape interval (15 s of event time); at every tick the snapshot is
 formatted exactly as /metrics formats it (``format_snapshot``) and the window statistics
 (``streameval_window_lists``, ``streameval_window_ndcg_sum``,
 ``streameval_window_ndcg_sum_squares``) become a promtool rule-test input series, sample i at
@@ -73,10 +73,10 @@ import yaml
 
 from streameval import __version__
 from streameval.config import Settings, load_settings
-from streameval.demo import Demo, DemoTick
 from streameval.durations import format_duration, parse_duration
 from streameval.export import names
 from streameval.export.collector import format_snapshot
+from streameval.runtime.demo import Demo, DemoTick
 from streameval.sim import SimConfig
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -49,11 +49,11 @@ from pathlib import Path
 import numpy as np
 
 from streameval.config import EvaluationSettings
-from streameval.pipeline import Pipeline
-from streameval.scored import JUDGED, ScoredList
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, catalogue_of
 from streameval.sim.behaviour import Shown, degrade, rank
 from streameval.sim.interleaving import team_draft
+from streameval.values import JUDGED, ScoredList
 
 START_MS = 1_700_000_000_000
 K = 10

@@ -27,10 +27,11 @@ from prometheus_client import CollectorRegistry
 
 from streameval import __version__
 from streameval.config import Settings
-from streameval.detect import detectors_for, with_detection
+from streameval.detect import detectors_for
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import PAIRS
+from streameval.engine.evaluator import Evaluator
 from streameval.errors import FencedError
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
@@ -50,7 +51,6 @@ from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.kafka.stream import Commits, Stream, open_stream, source_of
 from streameval.log_limits import InvalidRecordLog, SecondsTimestampLog
-from streameval.pipeline import Pipeline
 from streameval.progress import ProgressLog
 from streameval.snapshot import Snapshot
 
@@ -145,14 +145,16 @@ class Daemon:
         list_consumer = self._collector or self._detectors
         formats = Formats(settings.input, settings.evaluation.max_record_bytes)
         formats.check()  # a wrong mapping or schema file fails at start
-        self._pipeline = Pipeline(
-            settings.evaluation,
+        self._evaluator = Evaluator(
+            settings,
+            detectors=self._detectors,
+            feed=list_consumer,
             dead_letter=self._dead_letter,
             persist=bool(settings.kafka.state_topic),
-            consumers=() if list_consumer is None else (list_consumer,),
             decoder_for=formats.by_topic_source,
             on_seconds=SecondsTimestampLog(),
         )
+        self._pipeline = self._evaluator.pipeline
         self._invalid_log = InvalidRecordLog()
         self._state: StateTopic | None = None
         # after a failed write to the state topic: not again before this (monotonic clock)
@@ -200,7 +202,7 @@ class Daemon:
         )
 
     def _snapshot(self) -> Snapshot:
-        snapshot = with_detection(self._pipeline.snapshot(consumer_lag=self._lag), self._detectors)
+        snapshot = self._evaluator.snapshot(consumer_lag=self._lag)
         if self._pair_tests is not None:  # the group's tests, not this instance's partial ones
             snapshot = replace(snapshot, interleaving_tests=self._pair_tests.rows())
         return snapshot

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from streameval.scored import ScoredList
 from streameval.snapshot import DetectionRow, Intake, Snapshot
+from streameval.values import ScoredList
 
 
 def _segment(labels: tuple[str, ...], values: tuple[str, ...]) -> dict[str, str]:

@@ -15,9 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-#: Values of the configured ``segment_labels``, in that order (``"__other__"`` when capped,
-#: ``""`` when an impression did not carry the label).
-Segment = tuple[str, ...]
+from streameval.values import Segment
 
 
 @dataclass(frozen=True, slots=True)

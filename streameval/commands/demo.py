@@ -65,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from streameval.config import load_settings
-    from streameval.demo import Demo, DemoTick, wall_pacer
     from streameval.detect import alarms
     from streameval.durations import format_duration
     from streameval.report import snapshot_table
+    from streameval.runtime.demo import Demo, DemoTick, wall_pacer
     from streameval.sim.arguments import sim_config
 
     settings = load_settings(args.config)

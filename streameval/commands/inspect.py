@@ -39,9 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from streameval.errors import InputError
     from streameval.events.avro import AvroDecoder, container_records
     from streameval.events.formats import Formats
+    from streameval.events.inspection import Inspection
     from streameval.events.mapping import MappedJsonDecoder
-    from streameval.inspect import Inspection
-    from streameval.replay import lines
+    from streameval.runtime.replay import lines
 
     if args.n < 1:
         raise InputError("-n must be at least 1")

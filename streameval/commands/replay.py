@@ -48,13 +48,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from streameval.config import load_settings
-    from streameval.detect import alarms, detectors_for, with_detection
+    from streameval.detect import alarms
+    from streameval.engine.evaluator import Evaluator
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog
-    from streameval.pipeline import Pipeline
-    from streameval.replay import file_decoders, replay
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
-    from streameval.scored import ScoredList
+    from streameval.runtime.replay import file_decoders, replay
+    from streameval.values import ScoredList
 
     settings = load_settings(args.config)
     gc_policy.tune()  # a large live heap: see streameval.gc_policy
@@ -68,22 +68,20 @@ def run(args: argparse.Namespace) -> int:
     on_scored = print_list if args.output == "lists" else None
     formats = Formats(settings.input, settings.evaluation.max_record_bytes)
     formats.check()
-    detectors = detectors_for(settings)
-    pipeline = Pipeline(
-        settings.evaluation,
+    evaluator = Evaluator(
+        settings,
         on_scored=on_scored,
         decoder_for=file_decoders(formats, args.files),
-        consumers=() if detectors is None else (detectors,),
         on_seconds=SecondsTimestampLog(),
     )
     replay(
-        pipeline,
+        evaluator.pipeline,
         args.files,
         progress=args.progress,
         finish=not args.no_finish,
         formats=formats,
     )
-    snapshot = with_detection(pipeline.snapshot(), detectors)
+    snapshot = evaluator.snapshot()
     if args.output == "json":
         json.dump(snapshot_json(snapshot), out, indent=2)
         out.write("\n")

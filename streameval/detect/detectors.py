@@ -1,6 +1,7 @@
-"""The detectors' runtime: fed finalized lists through :class:`~streameval.finalized.ListConsumer`
-(and judged scores early, :class:`~streameval.finalized.JudgedEarlyConsumer`), acting once per
-completed bucket, in order, so the result never depends on when ``advance`` is called.
+"""The detectors' runtime: fed finalized lists through
+:class:`~streameval.engine.consumers.ListConsumer` (and judged scores early,
+:class:`~streameval.engine.consumers.JudgedEarlyConsumer`), acting once per completed bucket, in
+order, so the result never depends on when ``advance`` is called.
 
 Per bucket, a list only leaves its *sufficient statistics*: per (segment, k, query) the count,
 sum and sum of squares of NDCG@k. When the bucket completes (the horizon of its relevance source
@@ -40,8 +41,8 @@ from streameval.detect.series import Series, Track, dump_state, load_state
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
 from streameval.detect.state import QueryReferences
-from streameval.scored import IMPLICIT, JUDGED, ScoredList
-from streameval.snapshot import DetectionRow, Segment
+from streameval.snapshot import DetectionRow
+from streameval.values import IMPLICIT, JUDGED, ScoredList, Segment
 
 #: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)

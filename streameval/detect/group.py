@@ -42,7 +42,7 @@ from streameval.detect.persisted import (
 )
 from streameval.interleave.detector import PairTests
 from streameval.interleave.partitioned import PairBucket, decode_pair_bucket
-from streameval.scored import IMPLICIT, JUDGED
+from streameval.values import IMPLICIT, JUDGED
 from streameval.windows.store import add_sums
 
 _LOG = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from streameval.detect.persisted import PAIRS, DetectorBucket, Progress
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.stash import BucketData, Stash
 from streameval.interleave.partitioned import PairBucket, PairStash
-from streameval.scored import IMPLICIT, JUDGED, ScoredList
+from streameval.values import IMPLICIT, JUDGED, ScoredList
 
 
 class PartitionCollector:

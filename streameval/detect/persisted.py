@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from streameval.snapshot import Segment
+from streameval.values import Segment
 
 FORMAT_VERSION = 1
 #: the kind of the interleaving counts' records (:mod:`streameval.interleave.partitioned`),

@@ -9,7 +9,7 @@ from typing import Any
 from streameval.detect.arithmetic import cusum_step, gaussian_llr
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
-from streameval.snapshot import Segment
+from streameval.values import Segment
 
 
 class Track:

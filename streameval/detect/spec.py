@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from streameval.config import Settings
 from streameval.detect.arithmetic import threshold
-from streameval.snapshot import Segment
+from streameval.values import Segment
 
 VS_CONTROL = "vs_control"
 VS_BASELINE = "vs_baseline"

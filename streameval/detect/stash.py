@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from streameval.snapshot import Segment
+from streameval.values import Segment
 from streameval.windows.spec import pop_before
 
 #: per query: (count, sum, sum of squares) of NDCG@k in one bucket (a tuple: one allocation, and

@@ -3,7 +3,7 @@ daemon) and per file (``replay``); everything not named is read as ``input.defau
 UBI told apart by shape, unless configured otherwise).
 
 :class:`Formats` builds each decoder once (a mapping is compiled once, however many topics use
-it) and hands :class:`~streameval.pipeline.Pipeline` a ``decoder_for(source)``.
+it) and hands :class:`~streameval.engine.Pipeline` a ``decoder_for(source)``.
 """
 
 from __future__ import annotations

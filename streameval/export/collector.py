@@ -26,7 +26,8 @@ from streameval.errors import ConfigError, StreamevalError
 from streameval.events.decode import INVALID_REASONS
 from streameval.export import names
 from streameval.export.metric_help import COUNTERS, GAUGES, counter, gauge
-from streameval.snapshot import Segment, Snapshot
+from streameval.snapshot import Snapshot
+from streameval.values import Segment
 
 #: Event types that always have an intake series (at 0 before any record), so ``rate()`` and
 #: ``increase()`` work from the first scrape.

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from streameval.export.status_words import arm_name, signed
-from streameval.snapshot import Moments, NdcgRow, Segment
+from streameval.snapshot import Moments, NdcgRow
+from streameval.values import Segment
 
 #: z of a two-sided 95 % normal interval.
 Z95 = 1.96

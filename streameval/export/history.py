@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from streameval.errors import StreamevalError
-from streameval.snapshot import Segment, Snapshot
+from streameval.snapshot import Snapshot
+from streameval.values import Segment
 
 #: (window, relevance, segment, k): one NDCG series.
 SeriesKey = tuple[str, str, Segment, int]

@@ -30,7 +30,8 @@ from streameval.export.compare import Z95, compare_to_control
 from streameval.export.history import History
 from streameval.export.status_words import STATES, arm_name, detector_words
 from streameval.report import interleaving_json
-from streameval.snapshot import Segment, Snapshot
+from streameval.snapshot import Snapshot
+from streameval.values import Segment
 
 __all__ = ["Z95", "interleaving_payload", "status_page_html", "status_payload", "status_source"]
 

@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from streameval.detect.spec import VS_CONTROL
-from streameval.snapshot import DetectionRow, Segment
+from streameval.snapshot import DetectionRow
+from streameval.values import Segment
 
 #: a detector series' state, in the order the page lists them (what needs a look first)
 ALARM, CLEARED, QUIET, WARMING_UP = "alarm", "cleared", "quiet", "warming up"

@@ -1,7 +1,7 @@
 """Interleaving (DESIGN §10): credit per team, outcomes per pair, windows and a sequential test.
 
 A consumer of finalized lists beside :mod:`streameval.windows`, fed through
-:class:`streameval.finalized.ListConsumer`.
+:class:`streameval.engine.consumers.ListConsumer`.
 """
 
 from streameval.interleave.credit import OUTCOMES, list_outcomes, pair_outcomes, team_credit

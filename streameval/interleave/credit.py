@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from streameval.scored import Interleaved
+from streameval.values import Interleaved
 
 WIN = "win"
 LOSS = "loss"

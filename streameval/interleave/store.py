@@ -1,10 +1,10 @@
 """The consumer of finalized lists that scores interleaving (DESIGN §10).
 
-Fed through :class:`~streameval.finalized.ListConsumer`: every finalized list is handed to
-:meth:`InterleavingStore.add`; a list whose results name no team is ignored at the cost of one
-attribute test. An interleaved list's outcomes (:mod:`streameval.interleave.credit`) go into the
-bucket of its impression (``windows.spec.bucket_start``), and into the since-start counter
-(once: not when the list is re-read while the state is rebuilt).
+Fed through :class:`~streameval.engine.consumers.WindowedConsumer`: every finalized list is
+handed to :meth:`InterleavingStore.add`; a list whose results name no team is ignored at the cost
+of one attribute test. An interleaved list's outcomes (:mod:`streameval.interleave.credit`) go
+into the bucket of its impression (``windows.spec.bucket_start``), and into the since-start
+counter (once: not when the list is re-read while the state is rebuilt).
 
 :meth:`InterleavingStore.advance` closes every complete bucket once, in event-time order (a
 bucket is complete once the horizon is at or past its end), and feeds the closed bucket's wins
@@ -19,14 +19,15 @@ persists; :meth:`InterleavingStore.load_bucket` takes them back after a restart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 
-from streameval.config import InterleavingSettings
+from streameval.config import EvaluationSettings, InterleavingSettings
 from streameval.interleave.detector import Pair, PairTests
-from streameval.scored import ScoredList
-from streameval.snapshot import InterleavingRow, PairTestRow
+from streameval.snapshot import InterleavingRow, PairTestRow, Snapshot
+from streameval.values import ScoredList
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
-from streameval.windows.store import add_sums, fold_outcomes
+from streameval.windows.store import Bucket, add_sums, fold_outcomes
 
 
 class InterleavingStore:
@@ -43,6 +44,12 @@ class InterleavingStore:
         #: this instance's tests, fed its own closed buckets (a group's instances are fed the
         #: group's buckets instead: :mod:`streameval.detect.group`)
         self.local_tests = PairTests(settings.mixture_scale, settings.alpha)
+
+    @classmethod
+    def of(cls, settings: EvaluationSettings) -> InterleavingStore:
+        """The store of the evaluation's interleaving settings and windows."""
+        windows = [WindowSpec(w, settings.bucket) for w in settings.windows]
+        return cls(settings.interleaving, windows)
 
     # --- ListConsumer -------------------------------------------------------------------------
 
@@ -96,8 +103,18 @@ class InterleavingStore:
     def tests(self) -> tuple[PairTestRow, ...]:
         return self.local_tests.rows()
 
-    def load_bucket(self, start: int, counts: Mapping[tuple[str, str], Sequence[int]]) -> None:
+    def into_snapshot(self, snapshot: Snapshot, horizon_ms: int | None) -> Snapshot:
+        """``snapshot`` with the interleaving rows, outcomes and tests as of ``horizon_ms``."""
+        return replace(
+            snapshot,
+            interleaving=self.rows(horizon_ms),
+            interleaving_outcomes=self.outcomes_total(),
+            interleaving_tests=self.tests(),
+        )
+
+    def load_bucket(self, start: int, bucket: Bucket) -> None:
         """A bucket's counts read back from the window state changelog (DESIGN §6)."""
+        counts = bucket.interleaving
         if not counts:
             return
         add_sums(self._buckets.setdefault(start, {}), counts)

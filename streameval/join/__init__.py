@@ -1,7 +1,7 @@
 """The join: events into judged ranked lists (open lists, judgments, segments)."""
 
 from streameval.join.judgments import JudgmentIds, JudgmentStore
-from streameval.join.open_lists import InteractionGrades, Joiner, OpenList, Outcome
+from streameval.join.open_lists import InteractionGrades, Joiner, OpenList
 from streameval.join.segments import OTHER, SegmentCapper
 
 __all__ = [
@@ -11,6 +11,5 @@ __all__ = [
     "JudgmentIds",
     "JudgmentStore",
     "OpenList",
-    "Outcome",
     "SegmentCapper",
 ]

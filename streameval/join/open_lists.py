@@ -15,45 +15,24 @@ import heapq
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from enum import Enum
-from typing import Final
 
 from streameval.events.models import Click, Impression
 from streameval.join.closed_ids import ClosedIds
 from streameval.join.pending import PendingClicks
-from streameval.scored import SourceScore
-from streameval.snapshot import Segment
+from streameval.values import (
+    ACCEPTED,
+    DUPLICATE,
+    LATE,
+    PENDING,
+    UNMATCHED,
+    Outcome,
+    Segment,
+    SourceScore,
+)
 
 #: the segment label an interleaved list without a ``ranker`` label is scored under, and its value
 INTERLEAVED_LABEL = "ranker"
 INTERLEAVED = "interleaved"
-
-
-class Outcome(Enum):
-    """Where one record ended up (DESIGN §5 intake accounting)."""
-
-    ACCEPTED = "accepted"
-    INVALID = "invalid"
-    DUPLICATE = "duplicate"
-    LATE = "late"
-    UNMATCHED = "unmatched"
-    PENDING = "pending"  # a click waiting for its impression; later ACCEPTED or UNMATCHED
-
-    #: members are singletons compared by identity: hash them by identity too, in C. Enum's own
-    #: ``__hash__`` is a Python method (hash of the name), and every record read hashes one
-    #: (``Pipeline.offer``'s ``(outcome, kind)`` table): ~0.07 µs a lookup saved
-    __hash__ = object.__hash__
-
-
-# The members as module globals, for the intake to read instead: with CPython 3.11 an attribute of
-# an Enum class is looked up through the slot that ``EnumType.__getattr__`` installs (~0.75 k
-# instructions, where a plain class attribute costs ~0.2 k), and every record read took three.
-ACCEPTED: Final = Outcome.ACCEPTED
-INVALID: Final = Outcome.INVALID
-DUPLICATE: Final = Outcome.DUPLICATE
-LATE: Final = Outcome.LATE
-UNMATCHED: Final = Outcome.UNMATCHED
-PENDING: Final = Outcome.PENDING
 
 
 @dataclass(frozen=True, slots=True)

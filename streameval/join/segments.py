@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from streameval.snapshot import Segment
+from streameval.values import Segment
 
 OTHER = "__other__"
 

@@ -1,7 +1,11 @@
-"""The metric core: pure functions from graded ranked lists to CG, DCG, NDCG@k and friends.
+"""The scoring stage: a finalized list in, its :class:`~streameval.values.ScoredList` out.
 
+The metric core: pure functions from graded ranked lists to CG, DCG, NDCG@k and friends.
 Declaration (:class:`MetricSpec`) is kept apart from the arithmetic; :class:`Scorer` is the
-hot path the daemon calls once per finalized list and relevance source.
+hot path the engine calls once per finalized list and relevance source. :mod:`.lists`
+(:class:`~streameval.score.lists.ListScorer`) grades a finalized list for each relevance source
+and scores it through the core; it is not imported here (it depends on the join, the core does
+not).
 """
 
 from streameval.score.discount import discount_table, jarvelin, log2

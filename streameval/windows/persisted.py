@@ -17,8 +17,7 @@ import math
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from streameval.scored import ScoredList
-from streameval.snapshot import Segment
+from streameval.values import ScoredList, Segment
 from streameval.windows.store import Bucket
 
 #: the version of the value format; a record of another version is foreign

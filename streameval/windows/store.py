@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from streameval.scored import ScoredList
-from streameval.snapshot import EngagementRow, Moments, NdcgRow, Segment
+from streameval.snapshot import EngagementRow, Moments, NdcgRow
+from streameval.values import ScoredList, Segment
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
 _K = TypeVar("_K")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from streameval.scored import ScoredList
-from streameval.snapshot import CumulativeRow, Segment
+from streameval.snapshot import CumulativeRow
+from streameval.values import ScoredList, Segment
 
 _Key = tuple[str, Segment, int]  # (relevance, segment, k)
 #: (relevance, segment, ks): one flat ``[sum, count]`` per k in turn (one look-up per source)

@@ -1,10 +1,10 @@
 """A real Prometheus server scraping a live streameval, with this checkout's rules.
 
-The source is :class:`streameval.demo.Demo` (the simulator through the pipeline, in process): ten
-event minutes unpaced, so the windows hold lists from the first scrape, then one event minute per
-wall second while Prometheus scrapes every second. Once the dashboard's rate() queries have data
-the driver stops; the last snapshot stays served, so after one more scrape and rule evaluation the
-daemon's own figures and the recorded ones describe the same instant and must agree.
+The source is :class:`~streameval.runtime.demo.Demo` (the simulator through the pipeline, in
+process): ten event minutes unpaced, so the windows hold lists from the first scrape, then one event
+minute per wall second while Prometheus scrapes every second. Once the dashboard's rate() queries
+have data the driver stops; the last snapshot stays served, so after one more scrape and rule
+evaluation the daemon's own figures and the recorded ones describe the same instant and must agree.
 
 Checked against the running server (HTTP API): the target is up; every metric the daemon exposes
 is queryable; every dashboard query returns data for every real value of the single-valued
@@ -45,8 +45,8 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from streameval.config import load_settings
-from streameval.demo import Demo, wall_pacer
 from streameval.export import names
+from streameval.runtime.demo import Demo, wall_pacer
 from streameval.sim import SimConfig
 from tests.deploy.deployfiles import (
     DashboardQuery,

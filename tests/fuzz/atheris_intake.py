@@ -18,11 +18,11 @@ import atheris
 
 with atheris.instrument_imports(include=["streameval"]):
     from streameval.config import EvaluationSettings, load_settings
+    from streameval.engine import Pipeline
     from streameval.events.avro import AvroDecoder, SchemaStore, wire_format
     from streameval.events.decode import INVALID_REASONS, MAX_DETAIL_CHARS, Invalid, decode
     from streameval.events.formats import Formats
     from streameval.events.mapping import MappedJsonDecoder
-    from streameval.pipeline import Pipeline
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "input"
 

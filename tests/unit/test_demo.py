@@ -28,7 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from streameval.cli import main
 from streameval.commands.demo import serve_address
 from streameval.config import load_settings
-from streameval.demo import Demo, DemoTick, no_pacing, wall_pacer
+from streameval.runtime.demo import Demo, DemoTick, no_pacing, wall_pacer
 from streameval.sim import SimConfig
 
 START_MS = 1_700_000_000_000

@@ -17,11 +17,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streameval.engine import Pipeline
 from streameval.events.decode import INVALID_REASONS, MAX_DETAIL_CHARS, Invalid, decode
 from streameval.events.models import Click, Impression, Judgment
-from streameval.join import Outcome
-from streameval.pipeline import Pipeline
 from streameval.snapshot import Intake
+from streameval.values import Outcome
 from tests.unit.pipeline_helpers import settings as eval_settings
 
 _FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

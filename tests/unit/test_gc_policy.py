@@ -15,7 +15,7 @@ from streameval import gc_policy
 from streameval.cli import main
 from streameval.config import Settings
 from streameval.detect import detectors_for
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
 
 T0 = 1_700_000_000_000

@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
+from streameval.engine import Pipeline
+from streameval.values import ScoredList
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 
 LOG2_3 = math.log2(3)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from streameval.engine import Pipeline
 from streameval.events.decode import Invalid
-from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
+from streameval.values import ScoredList
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 
 LOG2_3 = math.log2(3)
@@ -461,7 +461,7 @@ def test_a_checkpoint_never_moves_back_while_rebuilding() -> None:
 
 
 class _Recorder:
-    """A consumer of finalized lists beside the windows (streameval.finalized.ListConsumer)."""
+    """A consumer of finalized lists beside the windows (engine.consumers.ListConsumer)."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, object]] = []
@@ -500,7 +500,7 @@ def test_consumers_get_each_finalized_list_once_before_the_horizon_passes_it() -
 
 
 class _EarlyRecorder(_Recorder):
-    """A consumer that also takes judged scores early (streameval.finalized.JudgedEarlyConsumer)."""
+    """A consumer that also takes judged scores early (engine.consumers.JudgedEarlyConsumer)."""
 
     def add_judged(self, scored: ScoredList) -> None:
         self.events.append(("add_judged", scored.request_id))

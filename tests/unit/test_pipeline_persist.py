@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
 from tests.unit.pipeline_helpers import click, imp, judgment, settings
 

@@ -12,9 +12,9 @@ import pytest
 
 from streameval.cli import main
 from streameval.config import EvaluationSettings
+from streameval.engine import Pipeline
 from streameval.epoch import SECONDS_BELOW_MS, looks_like_seconds, utc_text
 from streameval.log_limits import SecondsTimestampLog
-from streameval.pipeline import Pipeline
 
 #: 2026-01-01T00:00:00Z in epoch seconds, and in epoch milliseconds
 T_S = 1_767_225_600

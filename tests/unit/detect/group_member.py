@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from streameval.detect.group import DetectorTable, GroupFeed
 from streameval.detect.partitioned import PartitionCollector
+from streameval.engine import Pipeline
 from streameval.kafka.state import StateTable, detector_key
-from streameval.pipeline import Pipeline
 
 
 class GroupMember:

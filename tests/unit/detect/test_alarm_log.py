@@ -18,8 +18,8 @@ import pytest
 from streameval.detect import Detectors, detectors_for
 from streameval.detect.alarms import LOGGER
 from streameval.durations import format_instant
+from streameval.engine import Pipeline
 from streameval.interleave.detector import PairTests, log_mixture_ratio
-from streameval.pipeline import Pipeline
 from tests.unit.detect.scenario import regression_log
 from tests.unit.detect.test_detectors import CONTROL, TREATMENT, _settings, feed, row, spec
 

@@ -10,10 +10,10 @@ import pytest
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import DetectionSpec, Detectors, detectors_for
-from streameval.pipeline import Pipeline
-from streameval.scored import IMPLICIT, JUDGED, SCORED, ScoredList, SourceScore
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import DetectionRow
+from streameval.values import IMPLICIT, JUDGED, SCORED, ScoredList, SourceScore
 from tests.unit.detect.scenario import regression_log
 
 CONTROL = ("bm25", "control")

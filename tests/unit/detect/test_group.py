@@ -25,10 +25,10 @@ from streameval.detect.persisted import (
     encode_progress,
     encode_snapshot,
 )
+from streameval.engine import Pipeline
 from streameval.kafka.state import StateTable, detector_key, parse_state_key, state_key
-from streameval.pipeline import Pipeline
-from streameval.scored import IMPLICIT, JUDGED, ScoredList
 from streameval.snapshot import DetectionRow
+from streameval.values import IMPLICIT, JUDGED, ScoredList
 from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log
 from tests.unit.detect.scenario import regression_log
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from streameval.config import DetectionSettings, EvaluationSettings, Settings
 from streameval.detect import detectors_for
-from streameval.pipeline import Pipeline
-from streameval.scored import ScoredList
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
+from streameval.values import ScoredList
 
 
 class Tap:

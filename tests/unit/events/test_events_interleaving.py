@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+from streameval.engine import Pipeline
 from streameval.events.decode import Invalid, decode
 from streameval.events.models import Click, Impression
-from streameval.pipeline import Pipeline
 from tests.unit.pipeline_helpers import settings
 
 

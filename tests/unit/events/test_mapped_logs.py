@@ -13,13 +13,13 @@ import pytest
 from fastavro import parse_schema, writer
 
 from streameval.config import Settings, load_settings
+from streameval.engine import Pipeline
 from streameval.events.avro import AvroDecoder, SchemaStore
 from streameval.events.formats import Formats
 from streameval.events.mapping import Mapper
-from streameval.pipeline import Pipeline
-from streameval.replay import file_decoders, replay
 from streameval.report import scored_list_json, snapshot_json
-from streameval.scored import ScoredList
+from streameval.runtime.replay import file_decoders, replay
+from streameval.values import ScoredList
 from tests.foreign_shapes import (
     SEGMENT_AVSC,
     SEGMENT_TOML,

@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry
 
 from streameval.config import Settings
 from streameval.daemon import Daemon
-from streameval.demo import Demo
 from streameval.export import names
+from streameval.runtime.demo import Demo
 from streameval.sim import SimConfig
 
 pytestmark = pytest.mark.skipif(

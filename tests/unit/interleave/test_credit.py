@@ -14,7 +14,7 @@ from streameval.interleave.credit import (
     pair_outcomes,
     team_credit,
 )
-from streameval.scored import Interleaved
+from streameval.values import Interleaved
 
 # (doc ids, teams, what each doc earned, expected credit per team)
 CREDIT_CASES = [

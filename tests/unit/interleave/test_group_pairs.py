@@ -21,10 +21,10 @@ from streameval.detect.persisted import (
     decode_progress,
     encode_progress,
 )
+from streameval.engine import Pipeline
 from streameval.interleave.detector import PairTests, log_mixture_ratio
 from streameval.interleave.partitioned import decode_pair_bucket, encode_pair_bucket
 from streameval.kafka.state import StateTable, detector_key
-from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import PairTestRow
 from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log

@@ -7,9 +7,9 @@ import math
 import random
 
 from streameval.config import load_settings
-from streameval.demo import Demo, no_pacing
 from streameval.export.history import History
 from streameval.export.status import Z95, status_payload
+from streameval.runtime.demo import Demo, no_pacing
 from streameval.sim import SimConfig, traffic
 from streameval.sim.behaviour import Shown
 from streameval.sim.interleaving import team_draft

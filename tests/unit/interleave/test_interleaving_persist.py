@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
 from streameval.windows.store import Bucket
 from tests.unit.pipeline_helpers import click, settings

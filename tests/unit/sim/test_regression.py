@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 
 from streameval.config import EvaluationSettings
-from streameval.pipeline import Pipeline
+from streameval.engine import Pipeline
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import Snapshot
 from tests.unit.sim.helpers import START_MS

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from streameval.kafka.state import StateTable, parse_state_key, state_key
-from streameval.scored import ScoredList, SourceScore
+from streameval.values import ScoredList, SourceScore
 from streameval.windows.persisted import BadState, SourceBuckets, decode_bucket, encode_bucket
 from streameval.windows.store import Bucket
 

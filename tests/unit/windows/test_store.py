@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from streameval.scored import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
+from streameval.values import IMPLICIT, JUDGED, NO_RELEVANCE, SCORED, ScoredList, SourceScore
 from streameval.windows import Totals, WindowSpec, WindowStore
 
 SEG_A = ("r1", "control")

@@ -18,14 +18,13 @@ from prometheus_client import CollectorRegistry
 
 from streameval import __version__
 from streameval.config import Settings
-from streameval.detect import detectors_for, with_detection
+from streameval.engine.evaluator import Evaluator
 from streameval.errors import ConfigError
 from streameval.export.collector import SnapshotCollector
 from streameval.export.history import History
 from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_payload
-from streameval.pipeline import Pipeline
 from streameval.sim import SimConfig, SimRecord, traffic
 from streameval.sim.pacing import Pacer, no_pacing, wall_pacer
 from streameval.snapshot import Snapshot
@@ -70,14 +69,12 @@ class Demo:
         self.tick_ms = tick_ms or settings.evaluation.bucket
         if self.tick_ms <= 0:
             raise ConfigError(f"demo tick: must be > 0 ms, got {self.tick_ms}")
-        self.detectors = detectors_for(settings)
-        self.pipeline = Pipeline(
-            settings.evaluation,
-            consumers=() if self.detectors is None else (self.detectors,),
-        )
+        self.evaluator = Evaluator(settings)
+        self.detectors = self.evaluator.detectors
+        self.pipeline = self.evaluator.pipeline
         self.pipeline.add_source(SOURCE)
         self.history = History(history_points)
-        self._latest = with_detection(self.pipeline.snapshot(), self.detectors)
+        self._latest = self.evaluator.snapshot()
         self.registry = CollectorRegistry()
         self.registry.register(SnapshotCollector(self.latest, version=__version__))
         register_process_metrics(self.registry)
@@ -129,7 +126,7 @@ class Demo:
         return self._latest
 
     def _publish(self, event_ms: int, on_tick: Callable[[DemoTick], None] | None) -> None:
-        snapshot = with_detection(self.pipeline.snapshot(), self.detectors)
+        snapshot = self.evaluator.snapshot()
         self._latest = snapshot
         self.history.record(snapshot)
         if on_tick is not None:

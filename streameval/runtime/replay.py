@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any, BinaryIO
 
+from streameval.engine import DecoderFor, Pipeline
 from streameval.errors import InputError
 from streameval.events.formats import Formats
-from streameval.pipeline import DecoderFor, Pipeline
 
 
 def _open(path: str, stack: ExitStack) -> BinaryIO:

@@ -26,7 +26,7 @@ from streameval.score import (
     condensed,
     grades_in_rank_order,
 )
-from streameval.scored import (
+from streameval.values import (
     IMPLICIT,
     JUDGED,
     NO_RELEVANCE,
