@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from streameval import daemon as daemon_module
 from streameval.config import Settings
-from streameval.daemon import Daemon
 from streameval.progress import ProgressLog
+from streameval.runtime import daemon as daemon_module
+from streameval.runtime.daemon import Daemon
 from streameval.snapshot import Intake, Snapshot
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z

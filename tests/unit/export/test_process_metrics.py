@@ -11,9 +11,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from streameval.config import Settings
-from streameval.daemon import Daemon
 from streameval.demo import Demo
 from streameval.export import names
+from streameval.runtime.daemon import Daemon
 from streameval.sim import SimConfig
 
 pytestmark = pytest.mark.skipif(

@@ -1,0 +1,73 @@
+"""What the daemon evaluates: the pipeline and the consumers of its finalized lists, built from
+the settings, and the full snapshot of them (the pipeline's, with the detectors' rows and the
+group's interleaving tests merged in).
+
+The regression detectors are one more consumer of finalized lists (DESIGN §9). With the state
+topic they are group-wide: the lists of this instance's partitions are reduced to detector
+buckets per partition (the collector), written to the state topic, and the detectors fed the
+whole group's (the group feed, once the state topic is open). The interleaving tests (DESIGN
+§10) go the same way: the collector also reduces the interleaved lists to outcome counts per
+partition, and the group's feed the tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from streameval.config import Settings
+from streameval.detect import Detectors, detectors_for, with_detection
+from streameval.detect.partitioned import PartitionCollector
+from streameval.events.decode import Invalid
+from streameval.events.formats import Formats
+from streameval.interleave.detector import PairTests
+from streameval.log_limits import SecondsTimestampLog
+from streameval.pipeline import Pipeline
+from streameval.snapshot import Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """The pipeline and its list consumers, as the daemon drives them."""
+
+    pipeline: Pipeline
+    detectors: Detectors | None
+    #: with the state topic: this instance's lists reduced per partition (else None)
+    collector: PartitionCollector | None
+    #: with the state topic: the group's interleaving tests (else None)
+    pair_tests: PairTests | None
+
+    def snapshot(self, consumer_lag: dict[tuple[str, int], int]) -> Snapshot:
+        """The pipeline's snapshot with the detectors' rows and the group's tests."""
+        snapshot = with_detection(self.pipeline.snapshot(consumer_lag=consumer_lag), self.detectors)
+        if self.pair_tests is not None:  # the group's tests, not this instance's partial ones
+            snapshot = replace(snapshot, interleaving_tests=self.pair_tests.rows())
+        return snapshot
+
+
+def evaluation_for(
+    settings: Settings, dead_letter: Callable[[bytes, Invalid, str, int], None]
+) -> Evaluation:
+    """Build the pipeline and its consumers (a wrong mapping or schema file fails here)."""
+    detectors = detectors_for(settings)
+    collector: PartitionCollector | None = None
+    pair_tests: PairTests | None = None
+    if settings.kafka.state_topic:
+        collector = PartitionCollector(
+            None if detectors is None else detectors.spec,
+            bucket_ms=settings.evaluation.bucket,
+        )
+        il = settings.evaluation.interleaving
+        pair_tests = PairTests(il.mixture_scale, il.alpha)
+    list_consumer = collector or detectors
+    formats = Formats(settings.input, settings.evaluation.max_record_bytes)
+    formats.check()  # a wrong mapping or schema file fails at start
+    pipeline = Pipeline(
+        settings.evaluation,
+        dead_letter=dead_letter,
+        persist=bool(settings.kafka.state_topic),
+        consumers=() if list_consumer is None else (list_consumer,),
+        decoder_for=formats.by_topic_source,
+        on_seconds=SecondsTimestampLog(),
+    )
+    return Evaluation(pipeline, detectors, collector, pair_tests)
