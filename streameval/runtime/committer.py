@@ -44,17 +44,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from kafka import TopicPartition
 from kafka.errors import KafkaError
 
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import PAIRS
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.state import StateTopic
-from streameval.kafka.stream import Commits, Stream, source_of
+from streameval.kafka.partition import Partition
+from streameval.kafka.source import Commits, Stream
 from streameval.pipeline import Pipeline
 from streameval.runtime.dead_letters import DeadLetters
+from streameval.runtime.state_codecs import DaemonStateTopic
 
 _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep their name
 
@@ -78,7 +78,7 @@ class Committer:
         #: how far back of a committed state point a rebuild may still load buckets
         self._margin_ms = longest_ms + bucket_ms
         # set once the start has read the state topic (None: no state topic)
-        self.state: StateTopic | None = None
+        self.state: DaemonStateTopic | None = None
         self.collector: PartitionCollector | None = None
         self.feed: GroupFeed | None = None
         # after a failed write to the state topic: not again before this (monotonic clock)
@@ -91,9 +91,7 @@ class Committer:
         """A rebuild loaded ``source`` from the checkpoint with this state point."""
         self._committed_state[source] = persisted_before
 
-    def commit(
-        self, stream: Stream, partitions: set[TopicPartition], *, final: bool = False
-    ) -> None:
+    def commit(self, stream: Stream, partitions: set[Partition], *, final: bool = False) -> None:
         """Steps 1 to 5 for ``partitions`` (``final``: step 1 is tried despite a backoff).
         Raises ``KafkaError`` when step 3 or 4 fails: nothing was committed."""
         if not partitions:
@@ -104,11 +102,9 @@ class Committer:
         stream.commit(commits)  # 4
         for tp, (_, checkpoint) in commits.items():  # 5
             if checkpoint.persisted_before is not None:
-                self._committed_state[source_of(tp.topic, tp.partition)] = (
-                    checkpoint.persisted_before
-                )
+                self._committed_state[tp.source] = checkpoint.persisted_before
 
-    def revoked(self, partitions: set[TopicPartition]) -> Commits:
+    def revoked(self, partitions: set[Partition]) -> Commits:
         """Steps 2 and 3 for partitions being revoked: what to commit for them (nothing when the
         dead letters are not acknowledged: the next owner reads them again, nothing is lost)."""
         commits = self.commits(partitions)
@@ -120,19 +116,19 @@ class Committer:
                 commits = {}
         return commits
 
-    def commits(self, partitions: set[TopicPartition]) -> Commits:
+    def commits(self, partitions: set[Partition]) -> Commits:
         """Step 2: per partition, the oldest offset the state still needs, and the checkpoint."""
         offsets = self._pipeline.commit_offsets()
-        to_commit: dict[TopicPartition, tuple[int, Checkpoint]] = {}
+        to_commit: dict[Partition, tuple[int, Checkpoint]] = {}
         for tp in partitions:
-            source = source_of(tp.topic, tp.partition)
+            source = tp.source
             if source in offsets:
                 horizon, position = self._pipeline.counted_through(source)
                 persisted = self._pipeline.persisted_before(source)
                 to_commit[tp] = (offsets[source], Checkpoint(horizon, position, persisted))
         return to_commit
 
-    def _try_persist(self, partitions: set[TopicPartition], *, final: bool) -> None:
+    def _try_persist(self, partitions: set[Partition], *, final: bool) -> None:
         """Step 1, unless a failure asked to wait (the commit then goes on with the state point
         of the last write that succeeded)."""
         now = self._clock()
@@ -152,7 +148,7 @@ class Committer:
         else:
             self._persist_backoff = 0.0
 
-    def _persist(self, partitions: set[TopicPartition]) -> None:
+    def _persist(self, partitions: set[Partition]) -> None:
         """Write the buckets completed since the last commit to the state topic, tombstone those
         no window covers any more, and wait for the acknowledgements: only then may the commit
         rely on them (a failure raises, and the commit waits for the next interval)."""
@@ -167,7 +163,7 @@ class Committer:
         # Tombstones only below what the last *committed* checkpoint may still load: a run killed
         # between this flush and its commit is recovered from the checkpoint before it.
         for tp in partitions:
-            source = source_of(tp.topic, tp.partition)
+            source = tp.source
             committed = self._committed_state.get(source)
             if committed is not None:
                 state.expire((source,), committed - self._margin_ms)
@@ -177,7 +173,7 @@ class Committer:
         if self.collector is not None:
             self.collector.written(written)
 
-    def _write_detection(self, state: StateTopic) -> list[tuple[str, str, int]]:
+    def _write_detection(self, state: DaemonStateTopic) -> list[tuple[str, str, int]]:
         """The detector buckets completed since the last write, then each partition's progress
         (after its buckets: a reader that sees the progress has them). Returns their keys."""
         collector = self.collector

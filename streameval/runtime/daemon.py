@@ -33,11 +33,12 @@ from streameval.export.process import register_process_metrics
 from streameval.export.server import MetricsServer
 from streameval.export.status import status_source
 from streameval.kafka.client import client_config
+from streameval.kafka.consumer import open_stream
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.lag import LagSampler
+from streameval.kafka.partition import source_of
 from streameval.kafka.records import RawRecord
-from streameval.kafka.state import StateTopic
-from streameval.kafka.stream import Stream, open_stream, source_of
+from streameval.kafka.source import Stream
 from streameval.runtime import startup
 from streameval.runtime.committer import Committer
 from streameval.runtime.compose import evaluation_for
@@ -46,6 +47,7 @@ from streameval.runtime.health import Health
 from streameval.runtime.idleness import Idleness
 from streameval.runtime.publish import Publisher
 from streameval.runtime.rebalance import Rebalance
+from streameval.runtime.state_codecs import DaemonStateTopic
 
 _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep their name
 
@@ -101,7 +103,7 @@ class Daemon:
             longest_ms=max(settings.evaluation.windows),
             bucket_ms=settings.evaluation.bucket,
         )
-        self._state: StateTopic | None = None
+        self._state: DaemonStateTopic | None = None
         self._rebalance: Rebalance | None = None  # once the start's reads are done
         self._lag: dict[tuple[str, int], int] = {}
         self._publisher = Publisher(
@@ -255,7 +257,7 @@ class Daemon:
                     feed.step()
             sampled = lag.sample()
             if sampled is not None:  # measured: the brokers answered
-                self._lag = dict(sampled)
+                self._lag = dict(sampled.items())
                 health.contact()
             if commit_due():
                 try:

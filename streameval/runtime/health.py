@@ -8,9 +8,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from kafka import TopicPartition
-
-from streameval.kafka.stream import Stream, source_of
+from streameval.kafka.partition import Partition
+from streameval.kafka.source import Stream
 
 _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep their name
 
@@ -38,7 +37,7 @@ class Health:
         # when the read loop last came back from a turn (None: not started yet): /healthz
         self.turned_at: float | None = None
         # end offsets to reach before /readyz says ready (None: no assignment yet)
-        self.catch_up_to: dict[TopicPartition, int] | None = None
+        self.catch_up_to: dict[Partition, int] | None = None
 
     def is_ready(self) -> bool:
         """Caught up with the log end, and in touch with the brokers (read by the HTTP threads:
@@ -57,7 +56,7 @@ class Health:
     def contact(self) -> None:
         self.last_contact = self._clock()
 
-    def unready(self, catch_up_to: dict[TopicPartition, int] | None) -> None:
+    def unready(self, catch_up_to: dict[Partition, int] | None) -> None:
         """A rebalance: not ready before ``catch_up_to`` is read (None: not before the next
         assignment is known)."""
         self.catch_up_to = catch_up_to
@@ -72,7 +71,7 @@ class Health:
         if self.ready or self.catch_up_to is None:
             return
         for tp, target in self.catch_up_to.items():
-            pos = positions.get(source_of(tp.topic, tp.partition), -1)
+            pos = positions.get(tp.source, -1)
             if pos < target:
                 pos = max(pos, stream.position(tp) or -1)
             if pos < target:

@@ -7,8 +7,9 @@ import logging
 
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
+from streameval.kafka.partition import source_of
 from streameval.kafka.records import Fetched
-from streameval.kafka.stream import Stream, source_of
+from streameval.kafka.source import Stream
 from streameval.pipeline import Pipeline
 from streameval.runtime.health import Health
 
@@ -45,7 +46,7 @@ class Idleness:
         poll's records were offered) see whether the rebuild has caught up."""
         positions = self._pipeline.read_positions()
         for tp in stream.assignment():
-            source = source_of(tp.topic, tp.partition)
+            source = tp.source
             pos = positions.get(source)
             if pos is None:
                 pos = stream.position(tp)

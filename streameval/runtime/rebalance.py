@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import logging
 
-from kafka import TopicPartition
-
 from streameval.config import Settings
 from streameval.detect.group import GroupFeed
 from streameval.detect.partitioned import PartitionCollector
-from streameval.kafka.state import StateTopic
-from streameval.kafka.stream import Commits, Stream, source_of
+from streameval.kafka.partition import Partition
+from streameval.kafka.source import Commits, Stream
 from streameval.pipeline import Pipeline
 from streameval.runtime.committer import Committer
 from streameval.runtime.health import Health
+from streameval.runtime.state_codecs import DaemonStateTopic
 
 _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep their name
 
@@ -30,7 +29,7 @@ class Rebalance:
         committer: Committer,
         health: Health,
         *,
-        state: StateTopic | None,
+        state: DaemonStateTopic | None,
         collector: PartitionCollector | None,
         feed: GroupFeed | None,
     ) -> None:
@@ -45,7 +44,7 @@ class Rebalance:
         #: records the re-reads needed that retention had deleted (since start)
         self.records_deleted = 0
 
-    def on_revoke(self, partitions: set[TopicPartition], lost: bool) -> Commits:
+    def on_revoke(self, partitions: set[Partition], lost: bool) -> Commits:
         """Inside poll: what to commit for the revoked partitions (nothing when lost)."""
         # not ready again before the next assignment is read up to its ends: the targets of
         # the last one may all be met already (librdkafka can hand over a whole log in the poll
@@ -54,31 +53,31 @@ class Rebalance:
         _LOG.info("%d partitions %s", len(partitions), "lost" if lost else "revoked")
         commits = {} if lost else self._committer.revoked(partitions)
         for tp in partitions:
-            source = source_of(tp.topic, tp.partition)
+            source = tp.source
             self._pipeline.forget_source(source)
             if self._collector is not None:
                 self._collector.forget(source)
         return commits
 
-    def rebuild(self, stream: Stream, assignment: set[TopicPartition]) -> set[tuple[str, int]]:
+    def rebuild(self, stream: Stream, assignment: set[Partition]) -> set[Partition]:
         """A new assignment: start the stream state afresh and re-read from the commits (returns
-        the (topic, partition) pairs rewound to their commit)."""
+        the partitions rewound to their commit)."""
         pipeline = self._pipeline
         pipeline.reset()
         state = self._state
         if state is not None:
             state.read_to_end()  # what the previous owners wrote before they let go
             feed = self._feed
-            assigned = {source_of(tp.topic, tp.partition) for tp in assignment}
+            assigned = {tp.source for tp in assignment}
             if feed is not None and not assigned <= feed.sources:
                 # partitions were added: the group's are asked again (an admin request)
                 feed.set_sources(state.partitions(self._settings.kafka.topics))
         checkpoints = stream.checkpoints(assignment)
         committed = stream.committed_offsets(assignment)
         rewound = stream.rewind(assignment)
-        full_reread: set[TopicPartition] = set()
+        full_reread: set[Partition] = set()
         for tp in sorted(assignment):
-            source = source_of(tp.topic, tp.partition)
+            source = tp.source
             pipeline.add_source(source)
             if self._collector is not None and state is not None:
                 # its detector buckets before its progress are written: not collected again
@@ -112,13 +111,13 @@ class Rebalance:
             }
         )
         _LOG.info("assigned %d partitions; rebuilding state", len(assignment))
-        return {(tp.topic, tp.partition) for tp in rewound}
+        return rewound
 
     def _note_deleted(
         self,
-        starts: dict[TopicPartition, int],
-        committed: dict[TopicPartition, int],
-        full_reread: set[TopicPartition],
+        starts: dict[Partition, int],
+        committed: dict[Partition, int],
+        full_reread: set[Partition],
     ) -> None:
         """Records between a partition's commit and its log start were deleted by retention
         before this re-read could read them: the state they held is lost (with the state topic

@@ -18,6 +18,7 @@ from streameval.kafka.records import RawRecord
 from streameval.kafka.state import StateTopic
 from streameval.runtime.compose import Evaluation
 from streameval.runtime.dead_letters import DeadLetters
+from streameval.runtime.state_codecs import STATE_CODECS, DaemonStateTopic
 
 _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep their name
 
@@ -80,7 +81,7 @@ def open_state(
     *,
     flush_timeout_s: float,
     stop: Callable[[], bool],
-) -> StateTopic | None:
+) -> DaemonStateTopic | None:
     """The window state topic, read to its end before any partition is assigned (None
     also when ``stop`` ended the read: the caller stops)."""
     topic = settings.kafka.state_topic
@@ -90,6 +91,7 @@ def open_state(
         topic,
         settings.kafka.group_id,
         client,
+        codecs=STATE_CODECS,
         bucket_ms=settings.evaluation.bucket,
         flush_timeout_s=flush_timeout_s,
     )
@@ -105,7 +107,9 @@ def open_state(
     return state
 
 
-def group_feed(settings: Settings, evaluation: Evaluation, state: StateTopic) -> GroupFeed | None:
+def group_feed(
+    settings: Settings, evaluation: Evaluation, state: DaemonStateTopic
+) -> GroupFeed | None:
     """The group's detectors and interleaving tests, fed from the state topic and restored as
     of their last snapshot (None without the collector)."""
     if evaluation.collector is None:
