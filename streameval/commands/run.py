@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     import signal
 
     from streameval.config import load_settings
-    from streameval.daemon import Daemon
     from streameval.errors import KafkaUnavailableError
+    from streameval.runtime.daemon import Daemon
 
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

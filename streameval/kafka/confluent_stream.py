@@ -1,5 +1,5 @@
 """The impression and click topics read with confluent-kafka (librdkafka): the optional
-:class:`~streameval.kafka.stream.Stream` behind ``kafka.consumer = "confluent-kafka"``.
+:class:`~streameval.kafka.source.Stream` behind ``kafka.consumer = "confluent-kafka"``.
 
 kafka-python decodes every record in Python; librdkafka fetches and decodes in C threads, which
 is what this client is for. The semantics are :class:`~streameval.kafka.stream.EventStream`'s:
@@ -31,25 +31,32 @@ is what this client is for. The semantics are :class:`~streameval.kafka.stream.E
   record returned. End offsets come from an admin client's ListOffsets: on the consumer's
   connection the request would wait behind the fetch long-poll (~0.5 s per partition).
 
-Errors of the brokers are raised as kafka-python's ``KafkaError``, the interface's error type.
-confluent_kafka is imported only when this stream is built.
+Errors of the brokers are raised as kafka-python's ``KafkaError``, the interface's error type
+(:mod:`~streameval.kafka.confluent_support`). confluent_kafka is imported only when this stream
+is built.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from kafka import TopicPartition
 from kafka.errors import KafkaError
 
-from streameval.errors import ConfigError, FencedError, KafkaUnavailableError
-from streameval.kafka.assignor import copartition_problem
+from streameval.errors import FencedError, KafkaUnavailableError
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.records import Fetched, RawRecord, Row, new_raw
-from streameval.kafka.stream import Commits, OnRevoke
+from streameval.kafka.confluent_support import (
+    FatalConsumerError,
+    _import,
+    _log_error,
+    check_topics,
+    per_partition,
+    retrying,
+)
+from streameval.kafka.partition import Partition
+from streameval.kafka.records import Fetched
+from streameval.kafka.source import Commits, OnRevoke
 
 if TYPE_CHECKING:
     import confluent_kafka
@@ -58,51 +65,7 @@ _LOG = logging.getLogger(__name__)
 #: librdkafka's own log lines
 _LIBRDKAFKA_LOG = logging.getLogger("streameval.kafka.librdkafka")
 
-#: (topic, partition): equal to, and hashed like, kafka-python's TopicPartition namedtuple
-_Key = tuple[str, int]
 _T = TypeVar("_T")
-
-#: errors a broker restart or a leader move leaves behind for a moment (stale metadata, a
-#: coordinator not elected yet): the request is tried again, within the request timeout
-_TRANSIENT = frozenset(
-    {
-        "FENCED_LEADER_EPOCH",
-        "UNKNOWN_LEADER_EPOCH",
-        "NOT_LEADER_FOR_PARTITION",
-        "NOT_LEADER_OR_FOLLOWER",
-        "LEADER_NOT_AVAILABLE",
-        "REQUEST_TIMED_OUT",
-        "UNKNOWN_TOPIC_OR_PART",
-        "NOT_COORDINATOR",
-        "COORDINATOR_NOT_AVAILABLE",
-        "COORDINATOR_LOAD_IN_PROGRESS",
-        "OFFSET_NOT_AVAILABLE",
-        "_TRANSPORT",
-        "_TIMED_OUT",
-        "_ALL_BROKERS_DOWN",
-        "_WAIT_COORD",
-    }
-)
-
-
-def _transient(exc: BaseException) -> bool:
-    error: Any = exc.args[0] if exc.args else None
-    try:
-        return bool(error.retriable()) or error.name() in _TRANSIENT
-    except AttributeError:
-        return False
-
-
-def _import() -> Any:
-    try:
-        import confluent_kafka
-        import confluent_kafka.admin
-    except ImportError as exc:
-        raise ConfigError(
-            "kafka.consumer: 'confluent-kafka' needs the optional extra: "
-            "pip install 'streameval[confluent]'"
-        ) from exc
-    return confluent_kafka
 
 
 class ConfluentStream:
@@ -126,22 +89,22 @@ class ConfluentStream:
         self._earliest = auto_offset_reset == "earliest"
         self._max_poll_records = max_poll_records
         self._timeout_s = request_timeout_s
-        self._assigned: set[TopicPartition] = set()
-        self._new_assignment: set[TopicPartition] | None = None
+        self._assigned: set[Partition] = set()
+        self._new_assignment: set[Partition] | None = None
         #: where each assigned partition started (its commit, or the reset), for rewind
-        self._start: dict[_Key, int] = {}
+        self._start: dict[tuple[str, int], int] = {}
         #: the offset after the last record returned, per assigned partition
-        self._pos: dict[_Key, int] = {}
+        self._pos: dict[tuple[str, int], int] = {}
         #: a partition was revoked or lost during the current consume(): drop its batch
         self._revoked_in_call = False
         #: assigned partitions whose records were dropped: rewind() seeks them to their start
-        self._dropped: set[TopicPartition] = set()
+        self._dropped: set[Partition] = set()
         #: an exception raised inside a rebalance callback, re-raised by poll()
         self._failure: BaseException | None = None
         common = {**config, "logger": _LIBRDKAFKA_LOG, "error_cb": _log_error}
         self._admin_config = common
         self._admin = ck.admin.AdminClient(common)
-        self._check_topics(topics)
+        check_topics(ck, self._admin, topics)
         try:
             self._consumer: confluent_kafka.Consumer = ck.Consumer(
                 {
@@ -175,37 +138,19 @@ class ConfluentStream:
             on_lost=self._lost_cb,
         )
 
-    def _check_topics(self, topics: Sequence[str]) -> None:
-        try:
-            metadata = self._admin.list_topics(timeout=10.0)
-        except self._ck.KafkaException as exc:
-            raise KafkaUnavailableError(f"cannot connect to Kafka: {exc}") from exc
-        missing = [
-            t for t in topics if t not in metadata.topics or metadata.topics[t].error is not None
-        ]
-        if missing:
-            raise KafkaUnavailableError(f"topics do not exist or cannot be read: {missing}")
-        problem = copartition_problem({t: len(metadata.topics[t].partitions) for t in topics})
-        if problem is not None:
-            raise ConfigError(
-                f"kafka.consumer: 'confluent-kafka' co-partitions with librdkafka's range "
-                f"assignor, which needs equal partition counts ({problem}); "
-                "use consumer = 'kafka-python'"
-            )
-
     # --- rebalance callbacks (inside consume()) -------------------------------------------------
 
     def _assigned_cb(self, consumer: Any, partitions: list[Any]) -> None:
         try:
             if self._assigned:  # eager: never, but then records of both sides may be mixed
                 self._revoked_in_call = True
-            tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+            tps = {Partition(p.topic, p.partition) for p in partitions}
             starts = self._start_offsets(tps)
             consumer.assign(
                 [self._ck.TopicPartition(tp.topic, tp.partition, starts[tp]) for tp in sorted(tps)]
             )
             self._assigned = tps
-            self._start = {(tp.topic, tp.partition): off for tp, off in starts.items()}
+            self._start = dict(starts.items())
             self._pos = dict(self._start)
             self._new_assignment = set(tps)
         except BaseException as exc:  # raised again by poll(), outside librdkafka's call
@@ -219,7 +164,7 @@ class ConfluentStream:
 
     def _give_up(self, partitions: list[Any], *, lost: bool) -> None:
         self._revoked_in_call = True
-        tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+        tps = {Partition(p.topic, p.partition) for p in partitions}
         try:
             offsets = self._on_revoke(tps, lost)
             if offsets and not lost:
@@ -233,15 +178,15 @@ class ConfluentStream:
             self._assigned -= tps
             self._dropped -= tps
             for tp in tps:
-                self._start.pop((tp.topic, tp.partition), None)
-                self._pos.pop((tp.topic, tp.partition), None)
+                self._start.pop(tp, None)
+                self._pos.pop(tp, None)
 
-    def _start_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+    def _start_offsets(self, partitions: set[Partition]) -> dict[Partition, int]:
         """Each partition's commit when it is within the log, else the log's start (earliest)
         or end (latest)."""
         ck = self._ck
         committed = {
-            TopicPartition(c.topic, c.partition): c.offset
+            Partition(c.topic, c.partition): c.offset
             for c in self._retrying(
                 "committed offsets",
                 lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
@@ -257,7 +202,7 @@ class ConfluentStream:
             starts[tp] = offset
         return starts
 
-    def take_assignment(self) -> set[TopicPartition] | None:
+    def take_assignment(self) -> set[Partition] | None:
         assignment, self._new_assignment = self._new_assignment, None
         return assignment
 
@@ -302,13 +247,13 @@ class ConfluentStream:
         ):
             raise FencedError(self._instance_id) from cause
 
-    def assignment(self) -> set[TopicPartition]:
+    def assignment(self) -> set[Partition]:
         return set(self._assigned)
 
-    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
+    def checkpoints(self, partitions: set[Partition]) -> dict[Partition, Checkpoint]:
         if not partitions:
             return {}
-        out: dict[TopicPartition, Checkpoint] = {}
+        out: dict[Partition, Checkpoint] = {}
         committed = self._retrying(
             "committed offsets",
             lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
@@ -325,52 +270,52 @@ class ConfluentStream:
                 continue
             cp = Checkpoint.decode(metadata)
             if cp is not None:
-                out[TopicPartition(c.topic, c.partition)] = cp
+                out[Partition(c.topic, c.partition)] = cp
         return out
 
-    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+    def rewind(self, partitions: set[Partition]) -> set[Partition]:
         """Seek the partitions whose records a dropped batch held back to where their assignment
         started (their commit: nothing has been committed for them since). The others were
         assigned from their commit and every record polled from them since is still due."""
         moved = partitions & self._dropped
         for tp in sorted(moved):
-            start = self._start[(tp.topic, tp.partition)]
+            start = self._start[tp]
             self._call(self._consumer.seek, self._ck.TopicPartition(tp.topic, tp.partition, start))
-            self._pos[(tp.topic, tp.partition)] = start
+            self._pos[tp] = start
         self._dropped -= moved
         if moved:
             _LOG.info("a poll crossed the rebalance: %d partitions read again", len(moved))
         return moved
 
     def end_offsets(
-        self, partitions: set[TopicPartition], timeout_ms: int | None = None
-    ) -> dict[TopicPartition, int]:
+        self, partitions: set[Partition], timeout_ms: int | None = None
+    ) -> dict[Partition, int]:
         if not partitions:
             return {}
         timeout_s = self._timeout_s if timeout_ms is None else timeout_ms / 1000
         return self._list_offsets(partitions, self._ck.admin.OffsetSpec.latest(), timeout_s)
 
-    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+    def beginning_offsets(self, partitions: set[Partition]) -> dict[Partition, int]:
         if not partitions:
             return {}
         return self._list_offsets(partitions, self._ck.admin.OffsetSpec.earliest(), self._timeout_s)
 
-    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+    def committed_offsets(self, partitions: set[Partition]) -> dict[Partition, int]:
         if not partitions:
             return {}
         committed = self._retrying(
             "committed offsets",
             lambda: self._consumer.committed(self._ck_list(partitions), self._timeout_s),
         )
-        return {TopicPartition(c.topic, c.partition): c.offset for c in committed if c.offset >= 0}
+        return {Partition(c.topic, c.partition): c.offset for c in committed if c.offset >= 0}
 
-    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
+    def seek_to_beginning(self, partitions: set[Partition]) -> None:
         for tp, start in self.beginning_offsets(partitions).items():
             self._call(self._consumer.seek, self._ck.TopicPartition(tp.topic, tp.partition, start))
-            self._start[(tp.topic, tp.partition)] = start
-            self._pos[(tp.topic, tp.partition)] = start
+            self._start[tp] = start
+            self._pos[tp] = start
 
-    def highwater(self, tp: TopicPartition) -> int | None:
+    def highwater(self, tp: Partition) -> int | None:
         try:
             _, high = self._consumer.get_watermark_offsets(
                 self._ck.TopicPartition(tp.topic, tp.partition), cached=True
@@ -379,8 +324,8 @@ class ConfluentStream:
             return None
         return high if high >= 0 else None
 
-    def position(self, tp: TopicPartition) -> int | None:
-        return self._pos.get((tp.topic, tp.partition))
+    def position(self, tp: Partition) -> int | None:
+        return self._pos.get(tp)
 
     def commit(self, offsets: Commits) -> None:
         if not offsets:
@@ -408,7 +353,7 @@ class ConfluentStream:
 
     # --- helpers ----------------------------------------------------------------------------
 
-    def _ck_list(self, partitions: set[TopicPartition]) -> list[Any]:
+    def _ck_list(self, partitions: set[Partition]) -> list[Any]:
         return [self._ck.TopicPartition(tp.topic, tp.partition) for tp in sorted(partitions)]
 
     def _call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
@@ -421,37 +366,18 @@ class ConfluentStream:
     def _retrying(
         self, what: str, attempt: Callable[[], _T], on_retry: Callable[[], None] | None = None
     ) -> _T:
-        """``attempt()``, tried again after a transient error (see ``_TRANSIENT``: e.g. the
-        stale leader epoch a broker restart leaves for a moment) with a growing pause, until
-        the request timeout; then, or on any other error, kafka-python's ``KafkaError``. Used in
-        the assignment callback too, where an error would otherwise stop the daemon."""
-        deadline = time.monotonic() + self._timeout_s
-        pause = 0.1
-        while True:
-            try:
-                return attempt()
-            except self._ck.KafkaException as exc:
-                if not _transient(exc) or time.monotonic() + pause > deadline:
-                    raise KafkaError(f"{what}: {exc}") from exc
-                _LOG.info("%s: %s; trying again", what, exc)
-            except Exception as exc:  # e.g. a future's own timeout
-                raise KafkaError(f"{what}: {exc!r}") from exc
-            time.sleep(pause)
-            if on_retry is not None:
-                on_retry()
-            pause = min(2 * pause, 2.0)
+        """:func:`~streameval.kafka.confluent_support.retrying` within the request timeout."""
+        return retrying(self._ck, self._timeout_s, what, attempt, on_retry)
 
     def _list_offsets(
-        self, partitions: set[TopicPartition], spec: Any, timeout_s: float
-    ) -> dict[TopicPartition, int]:
+        self, partitions: set[Partition], spec: Any, timeout_s: float
+    ) -> dict[Partition, int]:
         request = {self._ck.TopicPartition(tp.topic, tp.partition): spec for tp in partitions}
 
-        def attempt() -> dict[TopicPartition, int]:
+        def attempt() -> dict[Partition, int]:
             futures = self._admin.list_offsets(request, request_timeout=timeout_s)
             return {
-                TopicPartition(ck_tp.topic, ck_tp.partition): future.result(
-                    timeout=timeout_s + 5
-                ).offset
+                Partition(ck_tp.topic, ck_tp.partition): future.result(timeout=timeout_s + 5).offset
                 for ck_tp, future in futures.items()
             }
 
@@ -462,76 +388,3 @@ class ConfluentStream:
             self._admin = self._ck.admin.AdminClient(self._admin_config)
 
         return self._retrying("log offsets", attempt, fresh_admin)
-
-
-def _log_error(error: Any) -> None:
-    """librdkafka's error callback: transient errors (a broker down, a reconnect) are retried by
-    librdkafka itself; the daemon sees an outage through its lag measurements."""
-    _LOG.warning("confluent-kafka: %s", error)
-
-
-class FatalConsumerError(KafkaError):  # type: ignore[misc]
-    """A fatal error handed out by ``consume()``; ``error`` is confluent-kafka's."""
-
-    def __init__(self, error: Any) -> None:
-        super().__init__(f"fatal consumer error: {error}")
-        self.error = error
-
-
-def _message_error(error: Any) -> None:
-    """An error handed out in place of a record: fatal ones end the stream, the rest (a partition
-    end, a topic gone) are logged."""
-    if error.fatal():
-        raise FatalConsumerError(error)
-    _LOG.warning("consumer error: %s", error)
-
-
-def per_partition(messages: Sequence[Any], pos: dict[_Key, int]) -> list[Fetched]:
-    """``consume()``'s messages as one batch per partition, each in the order read (librdkafka
-    hands out runs of one partition's records); errors in their place are raised if fatal, else
-    logged and skipped. ``pos``: each partition's next offset, moved past its batch."""
-    batches: dict[_Key, tuple[list[Row], list[Any]]] = {}
-    key: _Key | None = None
-    rows: list[Row] = []
-    records: list[Any] = []
-    for m in messages:
-        error = m.error()
-        if error is not None:
-            _message_error(error)
-            continue
-        at = (m.topic(), m.partition())
-        if at != key:
-            key = at
-            batch = batches.get(at)
-            if batch is None:
-                batch = batches[at] = ([], [])
-            rows, records = batch
-        rows.append((m.value(), m.offset(), m.timestamp()[1]))
-        records.append(m)
-    out = []
-    for (topic, partition), (rows, records) in batches.items():
-        pos[(topic, partition)] = rows[-1][1] + 1
-        out.append(Fetched(topic, partition, rows, records, _offset_of, _raw_of))
-    return out
-
-
-def _offset_of(m: Any) -> int:
-    offset: int = m.offset()
-    return offset
-
-
-def _raw_of(m: Any) -> RawRecord:
-    """A confluent-kafka ``Message`` as a :class:`RawRecord`."""
-    headers = m.headers()
-    return new_raw(
-        RawRecord,
-        (
-            m.topic(),
-            m.partition(),
-            m.offset(),
-            m.key(),
-            m.value(),
-            m.timestamp()[1],
-            tuple(headers) if headers else (),
-        ),
-    )

@@ -16,15 +16,14 @@ from typing import Any, Protocol
 
 from kafka.errors import IllegalStateError, KafkaError, KafkaTimeoutError
 
-log = logging.getLogger(__name__)
+from streameval.kafka.partition import Partition
 
-#: (topic, partition)
-PartitionKey = tuple[str, int]
+log = logging.getLogger(__name__)
 
 
 def records_behind(
-    end_offsets: Mapping[PartitionKey, int], positions: Mapping[PartitionKey, int]
-) -> dict[PartitionKey, int]:
+    end_offsets: Mapping[Partition, int], positions: Mapping[Partition, int]
+) -> dict[Partition, int]:
     """``end - position`` (never negative) for each partition that has both."""
     return {
         tp: max(0, end - positions[tp])
@@ -34,8 +33,9 @@ def records_behind(
 
 
 class Offsets(Protocol):
-    """What a lag measurement asks: the assigned partitions (kafka-python ``TopicPartition``
-    values), their log ends, and the read position in each."""
+    """What a lag measurement asks: the assigned partitions (values with ``topic`` and
+    ``partition``: a :class:`Partition`, or a client's own), their log ends, and the read
+    position in each."""
 
     def assignment(self) -> Any: ...
 
@@ -44,7 +44,7 @@ class Offsets(Protocol):
     def position(self, tp: Any) -> int | None: ...
 
 
-def consumer_lag(consumer: Offsets, *, timeout_ms: int = 5000) -> dict[PartitionKey, int]:
+def consumer_lag(consumer: Offsets, *, timeout_ms: int = 5000) -> dict[Partition, int]:
     """Records behind the log end for each partition assigned to ``consumer``. Partitions whose
     position is not known yet are left out. Raises kafka-python's errors when the end offsets
     cannot be had."""
@@ -52,15 +52,17 @@ def consumer_lag(consumer: Offsets, *, timeout_ms: int = 5000) -> dict[Partition
     if not assigned:
         return {}
     ends = consumer.end_offsets(set(assigned), timeout_ms=timeout_ms)
-    positions: dict[PartitionKey, int] = {}
+    positions: dict[Partition, int] = {}
     for tp in assigned:
         try:
             position = consumer.position(tp)
         except (IllegalStateError, KafkaTimeoutError):
             continue  # revoked meanwhile, or no position yet
         if position is not None:
-            positions[(tp.topic, tp.partition)] = position
-    return records_behind({(tp.topic, tp.partition): end for tp, end in ends.items()}, positions)
+            positions[Partition(tp.topic, tp.partition)] = position
+    return records_behind(
+        {Partition(tp.topic, tp.partition): end for tp, end in ends.items()}, positions
+    )
 
 
 class LagSampler:
@@ -78,14 +80,14 @@ class LagSampler:
         self._interval_s = interval_s
         self._clock = clock
         self._next_at: float | None = None
-        self._last: dict[PartitionKey, int] = {}
+        self._last: dict[Partition, int] = {}
 
     @property
-    def last(self) -> Mapping[PartitionKey, int]:
+    def last(self) -> Mapping[Partition, int]:
         """The latest measurement (empty before the first)."""
         return self._last
 
-    def sample(self) -> Mapping[PartitionKey, int] | None:
+    def sample(self) -> Mapping[Partition, int] | None:
         """A fresh measurement when one is due, else ``None``."""
         now = self._clock()
         if self._next_at is not None and now < self._next_at:

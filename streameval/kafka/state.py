@@ -10,37 +10,30 @@ Writes go through an idempotent producer and are flushed before the offset commi
 them (:meth:`StateTopic.flush`), so a commit, its checkpoint and the persisted buckets describe
 one state. A record that is not a bucket of ours (corrupt, another format, a foreign key) is
 logged, counted and skipped; the partition it names then falls back to the full re-read.
+
+The records' values are encoded and decoded by the codecs the runtime hands in
+(:class:`~streameval.kafka.state_table.StateCodecs`); the table they fill is
+:class:`~streameval.kafka.state_table.StateTable`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic
 
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import KafkaError
 
-from streameval.detect.group import KINDS, PROGRESS, SNAPSHOT, DetectorTable
-from streameval.detect.persisted import (
-    PAIRS,
-    DetectorBucket,
-    Progress,
-    encode_detector_bucket,
-    encode_progress,
-)
 from streameval.errors import ConfigError, KafkaUnavailableError
-from streameval.interleave.partitioned import PairBucket, encode_pair_bucket
 from streameval.kafka.admin import admin_client, create_topic
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.records import RawRecord
-from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
-from streameval.windows.store import Bucket
+from streameval.kafka.state_table import B, D, StateCodecs, StateTable, detector_key, state_key
 
 _LOG = logging.getLogger(__name__)
-_SEP = "\x1f"
 
 #: the configs the daemon creates the state topic with. Compaction only ever cleans *closed*
 #: segments, and Kafka closes one at ``segment.bytes`` (1 GiB) or ``segment.ms`` (7 days) by
@@ -58,133 +51,7 @@ STATE_TOPIC_CONFIGS: Mapping[str, str] = {
 MAX_SEGMENT_MS = 3_600_000
 
 
-def state_key(group: str, source: str, start: int) -> bytes:
-    return f"{group}{_SEP}{source}{_SEP}{start}".encode()
-
-
-def detector_key(group: str, source: str, start: int, kind: str) -> bytes:
-    """The key of a detector record (:mod:`streameval.detect.group`): a fourth field, the kind
-    (``judged`` / ``implicit`` bucket, or ``progress`` with start 0)."""
-    return f"{group}{_SEP}{source}{_SEP}{start}{_SEP}{kind}".encode()
-
-
-def parse_state_key(key: bytes | None) -> tuple[str, str, int] | None:
-    """(group, source, bucket start) of a key, or None when it is not one of ours."""
-    parsed = _parse_key(key)
-    if parsed is None or parsed[3]:
-        return None
-    return parsed[0], parsed[1], parsed[2]
-
-
-def _parse_key(key: bytes | None) -> tuple[str, str, int, str] | None:
-    """(group, source, start, kind) of a key (kind "" for a window bucket), or None."""
-    if key is None:
-        return None
-    try:
-        parts = key.decode().split(_SEP)
-        if len(parts) == 3:
-            return parts[0], parts[1], int(parts[2]), ""
-        if len(parts) == 4 and parts[3] in KINDS:
-            return parts[0], parts[1], int(parts[2]), parts[3]
-    except ValueError:  # also UnicodeDecodeError
-        pass
-    return None
-
-
-class StateTable:
-    """This group's finalized buckets as the state topic holds them: per source partition and
-    bucket start. Pure: records in, buckets out; no I/O."""
-
-    def __init__(self, group: str, bucket_ms: int = 10_000) -> None:
-        self._group = group
-        self._bucket_ms = bucket_ms
-        self._buckets: dict[str, dict[int, Bucket]] = {}
-        self._bad: set[str] = set()
-        self._invalid_here = 0
-        #: the detectors' records (group-wide detection, DESIGN §9)
-        self.detection = DetectorTable()
-
-    def apply(self, key: bytes | None, value: bytes | None) -> None:
-        """One state-topic record: a bucket, a tombstone, or something to count and skip."""
-        parsed = _parse_key(key)
-        if parsed is None:
-            self._invalid(None, "a key that is not group␟topic/partition␟bucket[␟kind]")
-            return
-        group, source, start, kind = parsed
-        if group != self._group:
-            return  # another group's state: not ours to read, not wrong
-        if kind:
-            why = self.detection.apply(source, start, kind, value)
-            if why is not None:  # the detectors lack that part: counted, the windows unharmed
-                self._invalid(None, f"{kind} record of {source}: {why}")
-            return
-        if value is None:
-            buckets = self._buckets.get(source)
-            if buckets is not None:
-                buckets.pop(start, None)
-            return
-        bucket = decode_bucket(value)
-        if isinstance(bucket, BadState):
-            self._invalid(source, bucket.reason)
-            return
-        self.put(source, start, bucket)
-
-    def put(self, source: str, start: int, bucket: Bucket) -> None:
-        self._buckets.setdefault(source, {})[start] = bucket
-
-    def drop(self, source: str, start: int) -> None:
-        buckets = self._buckets.get(source)
-        if buckets is not None:
-            buckets.pop(start, None)
-
-    @property
-    def invalid(self) -> int:
-        """Records that were not a bucket of ours (``streameval_state_records_invalid_total``):
-        found when read, or, for a detector bucket (decoded when fed), when fed."""
-        return self._invalid_here + self.detection.invalid
-
-    def _invalid(self, source: str | None, reason: str) -> None:
-        self._invalid_here += 1
-        if source is not None:
-            self._bad.add(source)
-        _LOG.warning(
-            "state topic: skipped a record (%s)%s",
-            reason,
-            "" if source is None else f"; {source} will be re-read in full",
-        )
-
-    def is_bad(self, source: str) -> bool:
-        """A record of ``source`` could not be read: its buckets are not to be trusted."""
-        return source in self._bad
-
-    def clear_bad(self, source: str) -> None:
-        self._bad.discard(source)
-
-    def buckets(self, source: str, since: int, before: int) -> Iterator[tuple[int, Bucket]]:
-        """The buckets of ``source`` starting in ``[since, before)``, oldest first."""
-        buckets = self._buckets.get(source, {})
-        for start in sorted(s for s in buckets if since <= s < before):
-            yield start, buckets[start]
-
-    def older(self, source: str, before: int) -> list[int]:
-        return sorted(s for s in self._buckets.get(source, {}) if s < before)
-
-    def view(self) -> Mapping[str, Mapping[int, Bucket]]:
-        """The group's finalized buckets per partition (read-only: do not change them). Each
-        partition's buckets are complete up to the horizon its owner last persisted
-        (:meth:`complete_before`)."""
-        return self._buckets
-
-    def complete_before(self, source: str) -> int | None:
-        """The start of the bucket after the newest one the state holds for ``source``: as far
-        as the group-wide view of that partition goes (None: nothing held)."""
-        buckets = self._buckets.get(source)
-        if not buckets:
-            return None
-        return max(buckets) + self._bucket_ms
-
-
-class StateTopic:
+class StateTopic(Generic[B, D]):
     """The state topic of ``group``: checked or created at start, read in full, written to."""
 
     def __init__(
@@ -193,6 +60,7 @@ class StateTopic:
         group: str,
         config: Mapping[str, Any],
         *,
+        codecs: StateCodecs[B, D],
         bucket_ms: int = 10_000,
         flush_timeout_s: float = 5.0,
     ) -> None:
@@ -202,7 +70,8 @@ class StateTopic:
         #: sent again with the next one): bounded, so that an outage does not stall the reading
         self._flush_timeout_s = flush_timeout_s
         _ensure_compacted(topic, config, bucket_ms=bucket_ms)
-        self.table = StateTable(group, bucket_ms)
+        self._codecs = codecs
+        self.table = StateTable(group, bucket_ms, codecs=codecs)
         self._reader = JudgmentReader([topic], config, what="state")
         self._config = dict(config)
         try:
@@ -245,7 +114,7 @@ class StateTopic:
 
     def partitions(self, topics: Iterable[str]) -> frozenset[str]:
         """``topic/partition`` of every partition of ``topics`` (the group's source partitions,
-        as :func:`~streameval.kafka.stream.source_of` names them)."""
+        as :func:`~streameval.kafka.partition.source_of` names them)."""
         with admin_client(self._config, "to list partitions") as admin:
             try:
                 described = admin.describe_topics(list(topics))
@@ -278,36 +147,45 @@ class StateTopic:
     def _apply(self, record: RawRecord) -> None:
         self.table.apply(record.key, record.value)
 
-    def write(self, source: str, start: int, bucket: Bucket) -> None:
+    def write(self, source: str, start: int, bucket: B) -> None:
         self.table.put(source, start, bucket)
-        self._send(state_key(self._group, source, start), encode_bucket(bucket))
+        self._send(state_key(self._group, source, start), self._codecs.encode_bucket(bucket))
 
-    def write_detector(self, source: str, relevance: str, start: int, data: DetectorBucket) -> None:
+    def write_detector(self, source: str, relevance: str, start: int, data: Any) -> None:
         self.table.detection.put(source, relevance, start, data)
         self._send(
-            detector_key(self._group, source, start, relevance), encode_detector_bucket(data)
+            detector_key(self._group, source, start, relevance),
+            self._codecs.encode_detector_bucket(data),
         )
 
-    def write_pairs(self, source: str, start: int, counts: PairBucket) -> None:
+    def write_pairs(self, source: str, start: int, counts: Any) -> None:
         """One partition's interleaving counts of one bucket (kind ``pairs``)."""
-        self.table.detection.put(source, PAIRS, start, counts)
-        self._send(detector_key(self._group, source, start, PAIRS), encode_pair_bucket(counts))
+        pairs = self._codecs.pairs_kind
+        self.table.detection.put(source, pairs, start, counts)
+        self._send(
+            detector_key(self._group, source, start, pairs),
+            self._codecs.encode_pair_bucket(counts),
+        )
 
-    def write_progress(self, source: str, progress: Progress) -> None:
+    def write_progress(self, source: str, progress: Any) -> None:
         self.table.detection.put_progress(source, progress)
-        self._send(detector_key(self._group, source, 0, PROGRESS), encode_progress(progress))
+        self._send(
+            detector_key(self._group, source, 0, self._codecs.progress_kind),
+            self._codecs.encode_progress(progress),
+        )
 
     def write_snapshot(self, slot: str, chunks: list[bytes]) -> None:
         """A snapshot of the detectors (:meth:`~streameval.detect.group.GroupFeed.snapshot`) into
         ``slot``, chunk by chunk; the slot's chunks beyond them are tombstoned."""
         detection = self.table.detection
+        snapshot = self._codecs.snapshot_kind
         for i, value in enumerate(chunks):
-            detection.apply(slot, i, SNAPSHOT, value)
-            self._send(detector_key(self._group, slot, i, SNAPSHOT), value)
+            detection.apply(slot, i, snapshot, value)
+            self._send(detector_key(self._group, slot, i, snapshot), value)
         for i in detection.chunk_positions(slot):
             if i >= len(chunks):
-                detection.apply(slot, i, SNAPSHOT, None)
-                self._send(detector_key(self._group, slot, i, SNAPSHOT), None)
+                detection.apply(slot, i, snapshot, None)
+                self._send(detector_key(self._group, slot, i, snapshot), None)
 
     def expire(self, sources: Iterable[str], before: int) -> None:
         """Tombstone the window buckets of ``sources`` that start before ``before``, and their

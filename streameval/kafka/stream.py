@@ -1,4 +1,5 @@
-"""The impression and click topics, read in a consumer group: records, rebalances, commits.
+"""The impression and click topics read with kafka-python (the default client): the
+:class:`~streameval.kafka.source.Stream` behind ``kafka.consumer = "kafka-python"``.
 
 Only Kafka I/O lives here. A revocation asks ``on_revoke`` what to commit for the revoked
 partitions and commits it before they move (kafka-python runs listeners on its I/O loop, so the
@@ -6,19 +7,16 @@ listener is the async kind and awaits the commit); an assignment is queued and h
 :meth:`EventStream.take_assignment` after the poll that caused it, before any record of the new
 assignment is processed.
 
-:class:`Stream` is what the daemon needs of such a stream; :class:`EventStream` (kafka-python,
-the default) and :class:`~streameval.kafka.confluent_stream.ConfluentStream` (confluent-kafka,
-an optional extra) both provide it, and :func:`open_stream` picks one by ``kafka.consumer``.
-Partitions are kafka-python ``TopicPartition`` values at this interface, and failures of the
-brokers are raised as kafka-python's ``KafkaError``, whichever client reads.
+Partitions are :class:`~streameval.kafka.partition.Partition` values at the interface, converted
+to kafka-python's ``TopicPartition`` here, where the consumer is called.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from kafka import AsyncConsumerRebalanceListener, KafkaConsumer, TopicPartition
 from kafka.errors import FencedInstanceIdError, KafkaError
@@ -27,10 +25,9 @@ from kafka.structs import OffsetAndMetadata
 from streameval.errors import FencedError, KafkaUnavailableError
 from streameval.kafka.assignor import CoPartitionedAssignor
 from streameval.kafka.checkpoint import Checkpoint
+from streameval.kafka.partition import Partition
 from streameval.kafka.records import Fetched, RawRecord
-
-if TYPE_CHECKING:
-    from streameval.config import KafkaSettings
+from streameval.kafka.source import Commits, OnRevoke
 
 _LOG = logging.getLogger(__name__)
 
@@ -46,103 +43,17 @@ _ROW = attrgetter("value", "offset", "timestamp")
 _OFFSET = attrgetter("offset")
 
 
-def source_of(topic: str, partition: int) -> str:
-    """The pipeline's name of a partition: ``topic/partition``."""
-    return f"{topic}/{partition}"
+def _tp(p: Partition) -> TopicPartition:
+    return TopicPartition(p.topic, p.partition)
 
 
-Commits = Mapping[TopicPartition, tuple[int, Checkpoint]]
-#: ``on_revoke(partitions, lost)``: called inside :meth:`Stream.poll` before ``partitions`` move
-#: to another member; returns what to commit for them (nothing when ``lost``: they have already
-#: moved, and a commit could overwrite the new owner's)
-OnRevoke = Callable[[set[TopicPartition], bool], Commits]
+def _partitions(tps: Iterable[Any]) -> set[Partition]:
+    """kafka-python's ``TopicPartition`` values as :class:`Partition` values."""
+    return {Partition(tp.topic, tp.partition) for tp in tps}
 
 
-class Stream(Protocol):
-    """The impression and click topics as the daemon reads them, in a consumer group whose
-    members get partition i of every topic together."""
-
-    def poll(self, timeout_ms: int) -> list[Fetched]:
-        """The next records, per partition (rebalance callbacks run inside)."""
-        ...
-
-    def take_assignment(self) -> set[TopicPartition] | None:
-        """The partitions assigned by the last poll's rebalance, once; None if none happened."""
-        ...
-
-    def assignment(self) -> set[TopicPartition]: ...
-
-    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
-        """The checkpoint committed with each partition's offset, where there is one of ours."""
-        ...
-
-    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
-        """Go back to the committed offsets; the partitions whose already polled records will
-        be read again (and are to be dropped)."""
-        ...
-
-    def end_offsets(
-        self, partitions: set[TopicPartition], timeout_ms: int | None = None
-    ) -> dict[TopicPartition, int]:
-        """The log end of each partition, asked of the brokers now (``timeout_ms`` None: the
-        client's default)."""
-        ...
-
-    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
-        """The log start of each partition (moved on by retention), asked of the brokers now."""
-        ...
-
-    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
-        """The group's committed offset of each partition that has one."""
-        ...
-
-    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
-        """Read these partitions again from their log start (the full re-read)."""
-        ...
-
-    def highwater(self, tp: TopicPartition) -> int | None:
-        """The log end seen by the last fetch of ``tp`` (None before one)."""
-        ...
-
-    def position(self, tp: TopicPartition) -> int | None:
-        """The offset of the next record to be returned from ``tp`` (None if unknown)."""
-        ...
-
-    def commit(self, offsets: Commits) -> None:
-        """Commit synchronously, each offset with its checkpoint as metadata."""
-        ...
-
-    def close(self) -> None: ...
-
-
-def open_stream(
-    kafka: KafkaSettings, *, client: Mapping[str, object], on_revoke: OnRevoke
-) -> Stream:
-    """The stream ``kafka.consumer`` asks for: :class:`EventStream` with the kafka-python keyword
-    arguments ``client``, or the confluent-kafka one (imported only then) with the same settings
-    as librdkafka properties."""
-    if kafka.consumer == "confluent-kafka":
-        from streameval.kafka.client import librdkafka_config
-        from streameval.kafka.confluent_stream import ConfluentStream
-
-        return ConfluentStream(
-            kafka.topics,
-            group_id=kafka.group_id,
-            config=librdkafka_config(kafka.model_dump()),
-            auto_offset_reset=kafka.auto_offset_reset,
-            on_revoke=on_revoke,
-            session_timeout_ms=kafka.session_timeout,
-            group_instance_id=kafka.group_instance_id,
-        )
-    return EventStream(
-        kafka.topics,
-        group_id=kafka.group_id,
-        client=client,
-        auto_offset_reset=kafka.auto_offset_reset,
-        on_revoke=on_revoke,
-        session_timeout_ms=kafka.session_timeout,
-        group_instance_id=kafka.group_instance_id,
-    )
+def _keyed(by_tp: Mapping[Any, int]) -> dict[Partition, int]:
+    return {Partition(tp.topic, tp.partition): v for tp, v in by_tp.items()}
 
 
 class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
@@ -150,7 +61,7 @@ class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
         self._stream = stream
 
     async def on_partitions_revoked(self, revoked: Any) -> None:
-        offsets = self._stream._on_revoke(set(revoked), False)
+        offsets = self._stream._on_revoke(_partitions(revoked), False)
         if offsets:
             try:
                 await self._stream._commit_bounded(offsets)
@@ -162,14 +73,15 @@ class _Listener(AsyncConsumerRebalanceListener):  # type: ignore[misc]
                 )
 
     async def on_partitions_lost(self, lost: Any) -> None:
-        self._stream._on_revoke(set(lost), True)  # lost: nothing may be committed
+        self._stream._on_revoke(_partitions(lost), True)  # lost: nothing may be committed
 
     async def on_partitions_assigned(self, assigned: Any) -> None:
-        self._stream._assignment = set(assigned)
+        self._stream._assignment = _partitions(assigned)
 
 
 class EventStream:
-    """The :class:`Stream` read with kafka-python, with :class:`CoPartitionedAssignor`.
+    """The :class:`~streameval.kafka.source.Stream` read with kafka-python, with
+    :class:`CoPartitionedAssignor`.
 
     With ``group_instance_id`` the member is static (KIP-345): kafka-python then never sends
     LeaveGroup (``close`` included, as Java's consumer), so its partitions stay with the id
@@ -192,7 +104,7 @@ class EventStream:
         self._on_revoke = on_revoke
         self._auto_offset_reset = auto_offset_reset
         self._instance_id = group_instance_id
-        self._assignment: set[TopicPartition] | None = None
+        self._assignment: set[Partition] | None = None
         try:
             self._consumer = KafkaConsumer(
                 **client,
@@ -225,7 +137,7 @@ class EventStream:
     def consumer(self) -> Any:
         return self._consumer
 
-    def take_assignment(self) -> set[TopicPartition] | None:
+    def take_assignment(self) -> set[Partition] | None:
         """The partitions assigned by the last poll's rebalance, once; None if none happened."""
         assignment, self._assignment = self._assignment, None
         return assignment
@@ -260,21 +172,21 @@ class EventStream:
                 _LOG.debug("position of %s not known yet: %s", tp, exc)
                 return
 
-    def assignment(self) -> set[TopicPartition]:
-        return set(self._consumer.assignment() or ())
+    def assignment(self) -> set[Partition]:
+        return _partitions(self._consumer.assignment() or ())
 
-    def checkpoints(self, partitions: set[TopicPartition]) -> dict[TopicPartition, Checkpoint]:
+    def checkpoints(self, partitions: set[Partition]) -> dict[Partition, Checkpoint]:
         """The checkpoint committed with each partition's offset, where there is one of ours."""
-        out: dict[TopicPartition, Checkpoint] = {}
+        out: dict[Partition, Checkpoint] = {}
         for tp in partitions:
-            committed = self._consumer.committed(tp, metadata=True)
+            committed = self._consumer.committed(_tp(tp), metadata=True)
             if committed is not None:
                 cp = Checkpoint.decode(committed.metadata)
                 if cp is not None:
                     out[tp] = cp
         return out
 
-    def rewind(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+    def rewind(self, partitions: set[Partition]) -> set[Partition]:
         """Seek each partition back to its committed offset, so that reading restarts where the
         commit says the state must be rebuilt from. kafka-python keeps the fetch position of a
         partition that stays with this member through a rebalance (and may have fetched ahead),
@@ -283,52 +195,49 @@ class EventStream:
         (records already polled from them will be read again)."""
         moved = set()
         for tp in partitions:
-            committed = self._consumer.committed(tp)
+            committed = self._consumer.committed(_tp(tp))
             if committed is not None:
-                self._consumer.seek(tp, committed)
+                self._consumer.seek(_tp(tp), committed)
             elif self._auto_offset_reset == "earliest":
-                self._consumer.seek_to_beginning(tp)
+                self._consumer.seek_to_beginning(_tp(tp))
             else:
                 continue
             moved.add(tp)
         return moved
 
     def end_offsets(
-        self, partitions: set[TopicPartition], timeout_ms: int | None = None
-    ) -> dict[TopicPartition, int]:
+        self, partitions: set[Partition], timeout_ms: int | None = None
+    ) -> dict[Partition, int]:
         if not partitions:
             return {}
-        ends: dict[TopicPartition, int] = self._consumer.end_offsets(
-            list(partitions), timeout_ms=timeout_ms
-        )
-        return ends
+        ends = self._consumer.end_offsets([_tp(p) for p in partitions], timeout_ms=timeout_ms)
+        return _keyed(ends)
 
-    def beginning_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
+    def beginning_offsets(self, partitions: set[Partition]) -> dict[Partition, int]:
         if not partitions:
             return {}
-        starts: dict[TopicPartition, int] = self._consumer.beginning_offsets(list(partitions))
-        return starts
+        return _keyed(self._consumer.beginning_offsets([_tp(p) for p in partitions]))
 
-    def committed_offsets(self, partitions: set[TopicPartition]) -> dict[TopicPartition, int]:
-        out: dict[TopicPartition, int] = {}
+    def committed_offsets(self, partitions: set[Partition]) -> dict[Partition, int]:
+        out: dict[Partition, int] = {}
         for tp in partitions:
-            committed = self._consumer.committed(tp)
+            committed = self._consumer.committed(_tp(tp))
             if committed is not None:
                 out[tp] = committed
         return out
 
-    def seek_to_beginning(self, partitions: set[TopicPartition]) -> None:
+    def seek_to_beginning(self, partitions: set[Partition]) -> None:
         if partitions:
-            self._consumer.seek_to_beginning(*partitions)
+            self._consumer.seek_to_beginning(*(_tp(p) for p in partitions))
 
-    def highwater(self, tp: TopicPartition) -> int | None:
+    def highwater(self, tp: Partition) -> int | None:
         """The log end seen by the last fetch of ``tp`` (None before one)."""
-        hw: int | None = self._consumer.highwater(tp)
+        hw: int | None = self._consumer.highwater(_tp(tp))
         return hw
 
-    def position(self, tp: TopicPartition) -> int | None:
+    def position(self, tp: Partition) -> int | None:
         try:
-            pos: int | None = self._consumer.position(tp, timeout_ms=1000)
+            pos: int | None = self._consumer.position(_tp(tp), timeout_ms=1000)
         except KafkaError:
             return None
         return pos
@@ -368,5 +277,6 @@ def _with_metadata(offsets: Commits) -> dict[TopicPartition, OffsetAndMetadata]:
     (confluentinc/librdkafka#4649: garbage or an undecodable string, measured on about one read
     in eight); :meth:`Checkpoint.decode` drops the NUL again."""
     return {
-        tp: OffsetAndMetadata(off, cp.encode() + "\x00", -1) for tp, (off, cp) in offsets.items()
+        _tp(tp): OffsetAndMetadata(off, cp.encode() + "\x00", -1)
+        for tp, (off, cp) in offsets.items()
     }

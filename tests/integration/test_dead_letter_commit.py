@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient, TopicPartition
 
-from streameval.daemon import Daemon
 from streameval.kafka import dlq as dlq_module
+from streameval.runtime.daemon import Daemon
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import (
     T0,

@@ -14,9 +14,9 @@ import uuid
 import pytest
 from kafka import KafkaAdminClient
 
-from streameval.daemon import Daemon
 from streameval.errors import KafkaUnavailableError
 from streameval.kafka.reach import probe
+from streameval.runtime.daemon import Daemon
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import Topics, free_port, in_process_settings
 

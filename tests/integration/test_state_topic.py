@@ -21,7 +21,9 @@ from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 
 from streameval.errors import ConfigError
-from streameval.kafka.state import STATE_TOPIC_CONFIGS, StateTopic, _ensure_compacted, state_key
+from streameval.kafka.state import STATE_TOPIC_CONFIGS, StateTopic, _ensure_compacted
+from streameval.kafka.state_table import state_key
+from streameval.runtime.state_codecs import STATE_CODECS
 from streameval.windows.persisted import encode_bucket
 from streameval.windows.store import Bucket
 
@@ -41,7 +43,7 @@ def _configs(bootstrap: str, topic: str, names: list[str]) -> dict[str, Any]:
 
 def test_the_state_topic_is_created_compacted_with_short_segments(kafka_bootstrap: str) -> None:
     topic = f"state-{uuid.uuid4().hex[:10]}"
-    StateTopic(topic, "g", {"bootstrap_servers": kafka_bootstrap}).close()
+    StateTopic(topic, "g", {"bootstrap_servers": kafka_bootstrap}, codecs=STATE_CODECS).close()
     got = _configs(kafka_bootstrap, topic, list(STATE_TOPIC_CONFIGS))
     assert got == {"cleanup.policy": "compact", "segment.ms": "600000",
                    "delete.retention.ms": "600000"}  # fmt: skip
@@ -52,7 +54,7 @@ def test_an_existing_topic_that_deletes_by_time_is_refused(
 ) -> None:
     topic = topic_factory(1, prefix="state", config={"cleanup.policy": "delete"})
     with pytest.raises(ConfigError, match=r"cleanup\.policy=delete"):
-        StateTopic(topic, "g", {"bootstrap_servers": kafka_bootstrap})
+        StateTopic(topic, "g", {"bootstrap_servers": kafka_bootstrap}, codecs=STATE_CODECS)
 
 
 def test_an_existing_compacted_topic_with_week_long_segments_is_used_with_a_warning(
@@ -63,9 +65,9 @@ def test_an_existing_compacted_topic_with_week_long_segments_is_used_with_a_warn
                           config={"cleanup.policy": "compact", "segment.ms": "600000"})  # fmt: skip
     config = {"bootstrap_servers": kafka_bootstrap}
     with caplog.at_level(logging.WARNING, logger="streameval.kafka.state"):
-        StateTopic(short, "g", config).close()
+        StateTopic(short, "g", config, codecs=STATE_CODECS).close()
         assert not [r for r in caplog.records if "segment.ms" in r.getMessage()]
-        StateTopic(week, "g", config).close()
+        StateTopic(week, "g", config, codecs=STATE_CODECS).close()
     warned = [r.getMessage() for r in caplog.records if "segment.ms=604800000" in r.getMessage()]
     assert len(warned) == 1
     assert "17280 records per partition per day" in warned[0]
@@ -104,7 +106,7 @@ def test_with_segments_that_close_the_cleaner_bounds_what_a_start_reads(
             # a record after segment.ms closes the segment that holds everything above
             producer.send(topic, key=state_key("g", "t/1", 0), value=bucket).get(timeout=30)
             time.sleep(2)
-            state = StateTopic(topic, "g", config, bucket_ms=10_000)
+            state = StateTopic(topic, "g", config, bucket_ms=10_000, codecs=STATE_CODECS)
             try:
                 read = state.read_to_end()
                 held = state.table.view()

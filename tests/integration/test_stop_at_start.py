@@ -14,9 +14,9 @@ from collections.abc import Callable
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
-from streameval.daemon import Daemon
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.records import RawRecord
+from streameval.runtime.daemon import Daemon
 from tests.integration.conftest import TopicFactory
 from tests.integration.daemon_support import Topics, in_process_settings
 

@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
-from streameval import daemon as daemon_module
 from streameval.config import Settings
-from streameval.daemon import STALL_S, Daemon
+from streameval.runtime import daemon as daemon_module
+from streameval.runtime import startup
+from streameval.runtime.daemon import Daemon
+from streameval.runtime.health import STALL_S
 
 
 class Clock:
@@ -71,8 +73,8 @@ def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Daemon, BlockingS
     stream = BlockingStream()
     monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
     # no broker: the start's probe and topic check (issue 28) find what the fake stream offers
-    monkeypatch.setattr(daemon_module, "wait_for_brokers", lambda *a, **k: True)
-    monkeypatch.setattr(daemon_module, "check_topics", lambda *a, **k: None)
+    monkeypatch.setattr(startup, "wait_for_brokers", lambda *a, **k: True)
+    monkeypatch.setattr(startup, "check_topics", lambda *a, **k: None)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0},

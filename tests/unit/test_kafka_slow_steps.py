@@ -80,7 +80,7 @@ def test_streameval_run_sets_it_up() -> None:
     program = textwrap.dedent(
         """
         import argparse, sys
-        from streameval import daemon
+        from streameval.runtime import daemon
         from streameval.commands import run
         from tests.unit.test_kafka_slow_steps import _slow_step
 

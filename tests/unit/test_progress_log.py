@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from streameval import daemon as daemon_module
 from streameval.config import Settings
-from streameval.daemon import Daemon
 from streameval.progress import ProgressLog
+from streameval.runtime import daemon as daemon_module
+from streameval.runtime import startup
+from streameval.runtime.daemon import Daemon
 from streameval.snapshot import Intake, Snapshot
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
@@ -136,8 +137,8 @@ def test_the_daemon_logs_it_by_its_clock(
     stream = _TickingStream(clock, stop, 1.0, 130)
     monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
     # no broker: the start's probe and topic check find what the fake stream offers
-    monkeypatch.setattr(daemon_module, "wait_for_brokers", lambda *a, **k: True)
-    monkeypatch.setattr(daemon_module, "check_topics", lambda *a, **k: None)
+    monkeypatch.setattr(startup, "wait_for_brokers", lambda *a, **k: True)
+    monkeypatch.setattr(startup, "check_topics", lambda *a, **k: None)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0, "progress_interval": interval},

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from streameval.detect.group import DetectorTable, GroupFeed
 from streameval.detect.partitioned import PartitionCollector
 from streameval.engine import Pipeline
-from streameval.kafka.state import StateTable, detector_key
+from streameval.kafka.state_table import StateTable, detector_key
+from streameval.runtime.state_codecs import STATE_CODECS
 
 
 class GroupMember:
@@ -36,7 +37,7 @@ class GroupMember:
             collector.assign(source, None)
         self.log = log
         self.partitions = partitions  # every partition of the group
-        self.table = StateTable("g")
+        self.table = StateTable("g", codecs=STATE_CODECS)
         self.feed = make_feed(self.table.detection)
         self.feed.set_sources(partitions)
         self.read = 0  # records of the log applied

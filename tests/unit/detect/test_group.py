@@ -26,7 +26,8 @@ from streameval.detect.persisted import (
     encode_snapshot,
 )
 from streameval.engine import Pipeline
-from streameval.kafka.state import StateTable, detector_key, parse_state_key, state_key
+from streameval.kafka.state_table import StateTable, detector_key, parse_state_key, state_key
+from streameval.runtime.state_codecs import STATE_CODECS
 from streameval.snapshot import DetectionRow
 from streameval.values import IMPLICIT, JUDGED, ScoredList
 from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log
@@ -244,7 +245,7 @@ def _fed_table() -> tuple[Detectors, StateTable, GroupFeed]:
     """Detectors fed by a group feed over an empty state table of the 4 partitions."""
     det = detectors_for(_settings())
     assert det is not None
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     feed = GroupFeed(det, table.detection, history_ms=3_600_000)
     feed.set_sources(PARTITIONS)
     return det, table, feed
@@ -323,7 +324,7 @@ def test_a_bad_detector_record_is_a_value_not_an_exception(value: bytes) -> None
 
 
 def test_the_state_table_routes_detector_records_and_counts_bad_ones() -> None:
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     seg = ("ltr", "treatment")
     good = encode_detector_bucket({(seg, 10): {"q": (1, 0.5, 0.25)}})
     table.apply(detector_key("g", "t/0", 0, JUDGED), good)
@@ -427,7 +428,7 @@ def test_a_new_instance_restores_the_snapshot_and_reaches_the_group_state() -> N
 
 
 def test_a_half_written_snapshot_is_not_restored() -> None:
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     big = {"spec": "x", "fed": {"judged": 1}, "state": {"big": "y" * 600_000}}
     chunks = encode_snapshot(big, 1)
     assert len(chunks) == 2

@@ -11,8 +11,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from streameval.config import Settings
-from streameval.daemon import Daemon
 from streameval.export import names
+from streameval.runtime.daemon import Daemon
 from streameval.runtime.demo import Demo
 from streameval.sim import SimConfig
 

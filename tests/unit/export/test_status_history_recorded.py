@@ -12,10 +12,10 @@ from itertools import pairwise
 import pytest
 
 from streameval.config import Settings
-from streameval.daemon import Daemon
 from streameval.errors import StreamevalError
 from streameval.export.history import PAGE_SPAN_MS, PAGE_STEP_MS, History
 from streameval.export.status import status_source
+from streameval.runtime.daemon import Daemon
 from streameval.snapshot import Snapshot
 from tests.unit.pipeline_helpers import imp
 

@@ -24,7 +24,8 @@ from streameval.detect.persisted import (
 from streameval.engine import Pipeline
 from streameval.interleave.detector import PairTests, log_mixture_ratio
 from streameval.interleave.partitioned import decode_pair_bucket, encode_pair_bucket
-from streameval.kafka.state import StateTable, detector_key
+from streameval.kafka.state_table import StateTable, detector_key
+from streameval.runtime.state_codecs import STATE_CODECS
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import PairTestRow
 from tests.unit.detect.group_member import GroupMember, read_split, read_whole_log
@@ -180,7 +181,7 @@ def test_a_new_instance_restores_the_tests_from_the_snapshot() -> None:
     log = [(k, None if (k, v) in gone else v) for k, v in topic.log]
 
     def start(restore: bool) -> PairTests:
-        table = StateTable("g")
+        table = StateTable("g", codecs=STATE_CODECS)
         for key, value in log:
             table.apply(key, value)
         tests = _tests()
@@ -200,7 +201,7 @@ def test_a_snapshot_without_the_tests_leaves_them_to_the_buckets_kept() -> None:
     """A snapshot of another scale (or written before the tests were in it) restores the
     detectors' part only; the tests start from the buckets kept."""
     _, topic = _group([PARTITIONS], seed=8)
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     for key, value in topic.log:
         table.apply(key, value)
     tests = PairTests(0.2, 0.05)  # another mixture scale
@@ -305,7 +306,7 @@ def test_progress_carries_the_pairs_point_and_reads_older_records() -> None:
 
 
 def test_a_bad_pair_bucket_is_counted_and_skipped_when_fed() -> None:
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     tests = _tests()
     feed = GroupFeed(None, table.detection, history_ms=3_600_000, pairs=tests)
     feed.set_sources(PARTITIONS[:2])

@@ -9,7 +9,7 @@ import pytest
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import KafkaError
 
-from streameval.kafka.confluent_stream import per_partition
+from streameval.kafka.confluent_support import per_partition
 from streameval.kafka.records import Fetched, RawRecord
 from streameval.kafka.stream import _OFFSET, _ROW
 

@@ -13,9 +13,9 @@ from kafka.errors import FencedInstanceIdError
 
 from streameval.config import load_settings
 from streameval.errors import ConfigError, FencedError
-from streameval.kafka import confluent_stream, stream
+from streameval.kafka import confluent_stream, confluent_support, stream
 from streameval.kafka.checkpoint import Checkpoint
-from streameval.kafka.stream import open_stream
+from streameval.kafka.consumer import open_stream
 
 TOPICS = ["impressions", "clicks"]
 
@@ -193,6 +193,6 @@ def test_a_fatal_message_error_of_a_fenced_member_is_the_fenced_error(
         s.poll(100)
     other = _CkError(_CkError._FATAL, "Fatal error: something else")
     s._consumer.consume = lambda n, timeout: [types.SimpleNamespace(error=lambda: other)]
-    with pytest.raises(confluent_stream.FatalConsumerError) as info:
+    with pytest.raises(confluent_support.FatalConsumerError) as info:
         s.poll(100)
     assert not isinstance(info.value, FencedError)

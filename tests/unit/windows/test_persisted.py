@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from streameval.kafka.state import StateTable, parse_state_key, state_key
+from streameval.kafka.state_table import StateTable, parse_state_key, state_key
+from streameval.runtime.state_codecs import STATE_CODECS
 from streameval.values import ScoredList, SourceScore
 from streameval.windows.persisted import BadState, SourceBuckets, decode_bucket, encode_bucket
 from streameval.windows.store import Bucket
@@ -78,7 +79,7 @@ def test_keys_round_trip_and_foreign_keys_are_refused() -> None:
 
 
 def test_the_table_applies_values_tombstones_and_counts_what_is_not_ours() -> None:
-    table = StateTable("g")
+    table = StateTable("g", codecs=STATE_CODECS)
     bucket = Bucket()
     bucket.fold(scored(1_000, 0.5))
     value = encode_bucket(bucket)
