@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     import threading
     import time
 
+    from streameval import alarms
     from streameval.config import load_settings
-    from streameval.detect import alarms
     from streameval.durations import format_duration
     from streameval.report import snapshot_table
     from streameval.runtime.demo import Demo, DemoTick, wall_pacer

@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from streameval import alarms
     from streameval.config import load_settings
-    from streameval.detect import alarms
     from streameval.engine.evaluator import Evaluator
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from streameval.detect import alarms
+from streameval import alarms
 from streameval.detect.arithmetic import precision_mean
 from streameval.detect.bucket_pass import baseline_pass, learn, residuals
 from streameval.detect.series import Series, Track, dump_state, load_state

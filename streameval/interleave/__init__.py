@@ -4,9 +4,9 @@ A consumer of finalized lists beside :mod:`streameval.windows`, fed through
 :class:`streameval.engine.consumers.ListConsumer`.
 """
 
-from streameval.interleave.credit import OUTCOMES, list_outcomes, pair_outcomes, team_credit
 from streameval.interleave.detector import PairTest, log_mixture_ratio
 from streameval.interleave.store import InterleavingStore
+from streameval.score.credit import OUTCOMES, list_outcomes, pair_outcomes, team_credit
 
 __all__ = [
     "OUTCOMES",

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from streameval.detect import alarms
+from streameval import alarms
 from streameval.snapshot import PairTestRow
 
 #: an ordered pair of teams: (ranker, opponent)
@@ -78,7 +78,7 @@ class PairTests:
     """The running tests of every ordered pair, fed one closed bucket at a time (its decisive
     lists per pair), buckets in event-time order. The same arithmetic whether the buckets come
     from this instance's lists (:class:`~streameval.interleave.store.InterleavingStore`) or from
-    the whole group's partitions through the state topic (:mod:`streameval.detect.group`): wins
+    the whole group's partitions through the state topic (:mod:`streameval.group.feed`): wins
     and losses are integers, so a bucket's parts summed in any order give the same test."""
 
     def __init__(self, scale: float, alpha: float) -> None:

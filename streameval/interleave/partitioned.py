@@ -2,10 +2,10 @@
 
 With several instances, none sees every interleaved list, so none can run the interleaving
 test on its own lists and be exact. Like the regression detectors' buckets
-(:mod:`streameval.detect.partitioned`), each instance reduces the lists of the partitions it
+(:mod:`streameval.group.collector`), each instance reduces the lists of the partitions it
 owns to per-bucket counts per ordered pair (wins, losses, ties, no_click), writes them to the
 state topic, and every instance feeds the group's counts to its tests, bucket by bucket
-(:mod:`streameval.detect.group`). A bucket is complete once the evaluation horizon has passed
+(:mod:`streameval.group.feed`). A bucket is complete once the evaluation horizon has passed
 its end (an outcome needs the list's clicks), as for the implicit NDCG buckets.
 """
 

@@ -2,7 +2,7 @@
 
 Fed through :class:`~streameval.engine.consumers.WindowedConsumer`: every finalized list is
 handed to :meth:`InterleavingStore.add`; a list whose results name no team is ignored at the cost
-of one attribute test. An interleaved list's outcomes (:mod:`streameval.interleave.credit`) go
+of one attribute test. An interleaved list's outcomes (:mod:`streameval.score.credit`) go
 into the bucket of its impression (``windows.spec.bucket_start``), and into the since-start
 counter (once: not when the list is re-read while the state is rebuilt).
 
@@ -12,7 +12,7 @@ and losses to the sequential test of each pair (:mod:`streameval.interleave.dete
 test, like the windows, depends on the events only, never on when ``advance`` is called.
 
 The outcomes come with the list (computed when it is scored, team names capped there: see
-:class:`~streameval.interleave.credit.TeamCap`). The window counts are also folded into the
+:class:`~streameval.score.credit.TeamCap`). The window counts are also folded into the
 windows' buckets (``windows.store.Bucket.interleaving``), which the window state changelog
 persists; :meth:`InterleavingStore.load_bucket` takes them back after a restart.
 """
@@ -42,7 +42,7 @@ class InterleavingStore:
         self._closed_through: int | None = None  # end of the last closed bucket
         self._outcomes: dict[tuple[str, str, str], int] = {}
         #: this instance's tests, fed its own closed buckets (a group's instances are fed the
-        #: group's buckets instead: :mod:`streameval.detect.group`)
+        #: group's buckets instead: :mod:`streameval.group.feed`)
         self.local_tests = PairTests(settings.mixture_scale, settings.alpha)
 
     @classmethod

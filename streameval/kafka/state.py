@@ -175,7 +175,7 @@ class StateTopic(Generic[B, D]):
         )
 
     def write_snapshot(self, slot: str, chunks: list[bytes]) -> None:
-        """A snapshot of the detectors (:meth:`~streameval.detect.group.GroupFeed.snapshot`) into
+        """A snapshot of the detectors (:meth:`~streameval.group.feed.GroupFeed.snapshot`) into
         ``slot``, chunk by chunk; the slot's chunks beyond them are tombstoned."""
         detection = self.table.detection
         snapshot = self._codecs.snapshot_kind

@@ -19,7 +19,7 @@ _SEP = "\x1f"
 
 
 class DetectionTable(Protocol):
-    """What the state topic asks of the detectors' table (:class:`~streameval.detect.group.
+    """What the state topic asks of the detectors' table (:class:`~streameval.group.feed.
     DetectorTable`)."""
 
     #: records that could not be decoded when fed
@@ -71,7 +71,7 @@ def state_key(group: str, source: str, start: int) -> bytes:
 
 
 def detector_key(group: str, source: str, start: int, kind: str) -> bytes:
-    """The key of a detector record (:mod:`streameval.detect.group`): a fourth field, the kind
+    """The key of a detector record (:mod:`streameval.group.feed`): a fourth field, the kind
     (``judged`` / ``implicit`` / ``pairs`` bucket, ``progress`` with start 0, or ``snapshot``
     with the chunk's index)."""
     return f"{group}{_SEP}{source}{_SEP}{start}{_SEP}{kind}".encode()

@@ -46,10 +46,10 @@ from collections.abc import Callable
 
 from kafka.errors import KafkaError
 
-from streameval.detect.group import GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import PAIRS
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import GroupFeed
 from streameval.kafka.checkpoint import Checkpoint
 from streameval.kafka.partition import Partition
 from streameval.kafka.source import Commits, Stream

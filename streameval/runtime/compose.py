@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 
 from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for
-from streameval.detect.partitioned import PartitionCollector
 from streameval.engine import Pipeline
 from streameval.engine.evaluator import Evaluator
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
+from streameval.group.collector import PartitionCollector
 from streameval.interleave.detector import PairTests
 from streameval.log_limits import SecondsTimestampLog
 from streameval.snapshot import Snapshot

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from streameval.detect.group import GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import GroupFeed
 from streameval.kafka.partition import source_of
 from streameval.kafka.records import Fetched
 from streameval.kafka.source import Stream

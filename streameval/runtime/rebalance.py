@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 
 from streameval.config import Settings
-from streameval.detect.group import GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import GroupFeed
 from streameval.kafka.partition import Partition
 from streameval.kafka.source import Commits, Stream
 from streameval.runtime.committer import Committer

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 
 from streameval.config import Settings
-from streameval.detect.group import GroupFeed
+from streameval.group.feed import GroupFeed
 from streameval.kafka.judgments import JudgmentReader
 from streameval.kafka.reach import check_topics, wait_for_brokers
 from streameval.kafka.records import RawRecord

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from itertools import accumulate, repeat
 
 from streameval.config import EvaluationSettings
-from streameval.interleave.credit import TeamCap, list_outcomes
 from streameval.join.judgments import JudgmentStore
 from streameval.join.open_lists import OpenList
 from streameval.score import (
@@ -26,6 +25,7 @@ from streameval.score import (
     condensed,
     grades_in_rank_order,
 )
+from streameval.score.credit import TeamCap, list_outcomes
 from streameval.values import (
     IMPLICIT,
     JUDGED,
@@ -75,7 +75,7 @@ def _interleaved(
     lst: OpenList, teams: tuple[str | None, ...], credit: str, cap: TeamCap
 ) -> Interleaved:
     """What interleaving needs of a list whose results name teams, with its outcomes per pair
-    (:mod:`streameval.interleave.credit`)."""
+    (:mod:`streameval.score.credit`)."""
     interleaved = Interleaved(
         lst.doc_ids, teams, frozenset(lst.clicked_docs or ()), lst.grades or _EMPTY
     )

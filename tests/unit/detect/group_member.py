@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 
-from streameval.detect.group import DetectorTable, GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import DetectorTable, GroupFeed
 from streameval.kafka.state_table import StateTable, detector_key
 from streameval.runtime.state_codecs import STATE_CODECS
 

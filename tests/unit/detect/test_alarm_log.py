@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from streameval.alarms import LOGGER
 from streameval.detect import Detectors, detectors_for
-from streameval.detect.alarms import LOGGER
 from streameval.durations import format_instant
 from streameval.engine import Pipeline
 from streameval.interleave.detector import PairTests, log_mixture_ratio

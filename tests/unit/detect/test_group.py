@@ -13,8 +13,6 @@ import pytest
 
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import Detectors, detectors_for
-from streameval.detect.group import GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import (
     BadRecord,
     DetectorBucket,
@@ -26,6 +24,8 @@ from streameval.detect.persisted import (
     encode_snapshot,
 )
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import GroupFeed
 from streameval.kafka.state_table import StateTable, detector_key, parse_state_key, state_key
 from streameval.runtime.state_codecs import STATE_CODECS
 from streameval.snapshot import DetectionRow

@@ -13,8 +13,6 @@ from functools import cache
 import pytest
 
 from streameval.config import EvaluationSettings
-from streameval.detect.group import GroupFeed
-from streameval.detect.partitioned import PartitionCollector
 from streameval.detect.persisted import (
     PAIRS,
     Progress,
@@ -22,6 +20,8 @@ from streameval.detect.persisted import (
     encode_progress,
 )
 from streameval.engine import Pipeline
+from streameval.group.collector import PartitionCollector
+from streameval.group.feed import GroupFeed
 from streameval.interleave.detector import PairTests, log_mixture_ratio
 from streameval.interleave.partitioned import decode_pair_bucket, encode_pair_bucket
 from streameval.kafka.state_table import StateTable, detector_key

@@ -9,9 +9,9 @@ import random
 from typing import Any
 
 from streameval.engine import Pipeline
-from streameval.interleave.credit import OTHER_TEAM, TeamCap, list_outcomes
 from streameval.interleave.detector import log_mixture_ratio
 from streameval.interleave.store import InterleavingStore
+from streameval.score.credit import OTHER_TEAM, TeamCap, list_outcomes
 from streameval.values import Interleaved, ScoredList
 from streameval.windows import WindowSpec
 from tests.unit.pipeline_helpers import click, settings

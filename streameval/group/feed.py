@@ -2,7 +2,7 @@
 interleaving tests, on the group's buckets.
 
 Each instance writes, per source partition it owns, its detector buckets and a progress record
-to the state topic (:mod:`streameval.detect.partitioned`); every instance reads the whole topic
+to the state topic (:mod:`streameval.group.collector`); every instance reads the whole topic
 into a :class:`DetectorTable`. :class:`GroupFeed` hands the detectors a bucket only once *every*
 partition of the group has reported past it (the group frontier, per relevance source), the
 partitions' parts in one fixed order (sorted by partition), then closes it. Every instance thus

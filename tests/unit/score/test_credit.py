@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streameval.interleave.credit import (
+from streameval.score.credit import (
     LOSS,
     NO_CLICK,
     TIE,

@@ -5,7 +5,7 @@ lists and be exact. Instead each instance reduces the lists of the partitions it
 detector buckets (per partition, bucket and relevance source: per (segment, k) and query the
 count, sum and sum of squares of NDCG@k), writes them to the state topic in step with its
 commits, and every instance feeds the group's buckets to its detectors
-(:mod:`streameval.detect.group`).
+(:mod:`streameval.group.feed`).
 
 :class:`PartitionCollector` is that reduction: a consumer of finalized lists (and of judged
 scores early) like the detectors themselves, fed by the pipeline through the same interface.
