@@ -14,21 +14,12 @@ from typing import Any
 import pytest
 
 from streameval.config import Settings
-from streameval.runtime import daemon as daemon_module
-from streameval.runtime import startup
 from streameval.runtime.daemon import Daemon
 from streameval.runtime.health import STALL_S
+from tests.unit.daemon_fakes import Clock, EmptyStream, run_without_broker
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class BlockingStream:
+class BlockingStream(EmptyStream):
     """A stream with nothing assigned whose ``poll`` blocks while ``hold`` is set."""
 
     def __init__(self) -> None:
@@ -44,21 +35,6 @@ class BlockingStream:
             self.release.wait(30)
         return []
 
-    def take_assignment(self) -> None:
-        return None
-
-    def assignment(self) -> set[Any]:
-        return set()
-
-    def end_offsets(self, partitions: Any, timeout_ms: int | None = None) -> dict[Any, int]:
-        return {}
-
-    def commit(self, commits: Any, **kwargs: Any) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
 
 def _healthz(port: int) -> int:
     try:
@@ -71,10 +47,7 @@ def _healthz(port: int) -> int:
 @pytest.fixture
 def running(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Daemon, BlockingStream, Clock]]:
     stream = BlockingStream()
-    monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
-    # no broker: the start's probe and topic check (issue 28) find what the fake stream offers
-    monkeypatch.setattr(startup, "wait_for_brokers", lambda *a, **k: True)
-    monkeypatch.setattr(startup, "check_topics", lambda *a, **k: None)
+    run_without_broker(monkeypatch, stream)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0},

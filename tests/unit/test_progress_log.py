@@ -11,20 +11,11 @@ import pytest
 
 from streameval.config import Settings
 from streameval.progress import ProgressLog
-from streameval.runtime import daemon as daemon_module
-from streameval.runtime import startup
 from streameval.runtime.daemon import Daemon
 from streameval.snapshot import Intake, Snapshot
+from tests.unit.daemon_fakes import Clock, EmptyStream, run_without_broker
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _snapshot(read: int, **fields: Any) -> Snapshot:
@@ -43,7 +34,7 @@ def test_one_line_per_interval_with_the_rate_since_the_last_one(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="streameval.progress")
-    clock = Clock()
+    clock = Clock(500.0)
     progress = ProgressLog(60.0, clock)
     asked = []
 
@@ -85,7 +76,7 @@ def test_one_line_per_interval_with_the_rate_since_the_last_one(
 
 def test_an_interval_of_zero_turns_it_off(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="streameval.progress")
-    clock = Clock()
+    clock = Clock(500.0)
     progress = ProgressLog(0.0, clock)
     for _ in range(3):
         clock.now += 3_600.0
@@ -93,7 +84,7 @@ def test_an_interval_of_zero_turns_it_off(caplog: pytest.LogCaptureFixture) -> N
     assert _lines(caplog) == []
 
 
-class _TickingStream:
+class _TickingStream(EmptyStream):
     """Nothing assigned; each poll takes ``step_s`` of the injected clock, and the daemon is
     stopped after ``polls`` of them."""
 
@@ -107,21 +98,6 @@ class _TickingStream:
             self.stop.set()
         return []
 
-    def take_assignment(self) -> None:
-        return None
-
-    def assignment(self) -> set[Any]:
-        return set()
-
-    def end_offsets(self, partitions: Any, timeout_ms: int | None = None) -> dict[Any, int]:
-        return {}
-
-    def commit(self, commits: Any, **kwargs: Any) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
 
 @pytest.mark.parametrize(("interval", "expected"), [("30s", 4), ("0", 0)])
 def test_the_daemon_logs_it_by_its_clock(
@@ -131,14 +107,11 @@ def test_the_daemon_logs_it_by_its_clock(
     expected: int,
 ) -> None:
     caplog.set_level(logging.INFO, logger="streameval.progress")
-    clock = Clock()
+    clock = Clock(500.0)
     stop = threading.Event()
     # 130 polls of 1 s each: lines at 30, 60, 90 and 120 s of the clock
     stream = _TickingStream(clock, stop, 1.0, 130)
-    monkeypatch.setattr(daemon_module, "open_stream", lambda *a, **k: stream)
-    # no broker: the start's probe and topic check find what the fake stream offers
-    monkeypatch.setattr(startup, "wait_for_brokers", lambda *a, **k: True)
-    monkeypatch.setattr(startup, "check_topics", lambda *a, **k: None)
+    run_without_broker(monkeypatch, stream)
     settings = Settings(
         kafka={"judgment_topics": [], "state_topic": "", "dlq_topic": ""},
         metrics={"host": "127.0.0.1", "port": 0, "progress_interval": interval},
