@@ -52,6 +52,7 @@ from streameval.kafka.confluent_support import (
     _log_error,
     check_topics,
     per_partition,
+    raise_fatal,
     retrying,
 )
 from streameval.kafka.partition import Partition
@@ -219,12 +220,15 @@ class ConfluentStream:
         if self._failure is not None:
             failure, self._failure = self._failure, None
             raise failure
-        if self._revoked_in_call:
-            # records of the revoked partitions may precede the callback in this batch, and
-            # the new assignment's follow it: read the new assignment again from its start
-            self._dropped = set(self._assigned)
-            return []
         try:
+            if self._revoked_in_call:
+                # records of the revoked partitions may precede the callback in this batch, and
+                # the new assignment's follow it: read the new assignment again from its start.
+                # A fatal error is never dropped with them: a fenced member's partitions are
+                # taken away in the same call that hands out its (one) fatal error.
+                raise_fatal(messages)
+                self._dropped = set(self._assigned)
+                return []
             return per_partition(messages, self._pos)
         except FatalConsumerError as exc:
             self._raise_if_fenced(exc.error, exc)

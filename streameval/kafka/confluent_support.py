@@ -139,6 +139,15 @@ def _message_error(error: Any) -> None:
     _LOG.warning("consumer error: %s", error)
 
 
+def raise_fatal(messages: Sequence[Any]) -> None:
+    """Raise the fatal error among ``messages``, if there is one: librdkafka hands a fatal error
+    (a fenced static member) out once, so a batch dropped for any reason is searched first."""
+    for m in messages:
+        error = m.error()
+        if error is not None and error.fatal():
+            raise FatalConsumerError(error)
+
+
 def per_partition(messages: Sequence[Any], pos: dict[_Key, int]) -> list[Fetched]:
     """``consume()``'s messages as one batch per partition, each in the order read (librdkafka
     hands out runs of one partition's records); errors in their place are raised if fatal, else

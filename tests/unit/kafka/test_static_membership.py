@@ -196,3 +196,21 @@ def test_a_fatal_message_error_of_a_fenced_member_is_the_fenced_error(
     with pytest.raises(confluent_support.FatalConsumerError) as info:
         s.poll(100)
     assert not isinstance(info.value, FencedError)
+
+
+def test_a_fenced_members_fatal_error_is_not_dropped_with_a_batch_that_crossed_a_rebalance(
+    confluent: list[dict[str, Any]],
+) -> None:
+    """librdkafka takes a fenced member's partitions away in the same ``consume()`` call that
+    hands out its one fatal error; the batch is dropped (the new assignment is read again), the
+    error must not be, or the member runs on with every commit failing."""
+    s = _open({"consumer": "confluent-kafka", "group_instance_id": "pod-1"})
+    fenced = _CkError(_CkError._FATAL, "Fatal error: Broker: Static consumer fenced by other")
+
+    def consume_across_a_revocation(n: int, timeout: float) -> list[Any]:
+        s._revoked_in_call = True  # what the revoke (or lost) callback sets during the call
+        return [types.SimpleNamespace(error=lambda: fenced)]
+
+    s._consumer.consume = consume_across_a_revocation
+    with pytest.raises(FencedError, match=r"^kafka\.group_instance_id: 'pod-1' is used by"):
+        s.poll(100)
