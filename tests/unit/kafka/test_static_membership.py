@@ -123,7 +123,9 @@ class _CkError:
         return self._text
 
     def fatal(self) -> bool:
-        return True
+        return self._fatal
+
+    _fatal = True
 
 
 class _CkException(Exception):
@@ -212,5 +214,18 @@ def test_a_fenced_members_fatal_error_is_not_dropped_with_a_batch_that_crossed_a
         return [types.SimpleNamespace(error=lambda: fenced)]
 
     s._consumer.consume = consume_across_a_revocation
+    with pytest.raises(FencedError, match=r"^kafka\.group_instance_id: 'pod-1' is used by"):
+        s.poll(100)
+
+
+def test_a_fenced_members_message_error_is_fatal_by_its_code_alone(
+    confluent: list[dict[str, Any]],
+) -> None:
+    """librdkafka hands a fenced member a message whose error has the code ``_FATAL`` but whose
+    ``fatal()`` is False (seen against a real broker): the code decides."""
+    s = _open({"consumer": "confluent-kafka", "group_instance_id": "pod-1"})
+    fenced = _CkError(_CkError._FATAL, "Fatal error: Broker: Static consumer fenced by other")
+    fenced._fatal = False
+    s._consumer.consume = lambda n, timeout: [types.SimpleNamespace(error=lambda: fenced)]
     with pytest.raises(FencedError, match=r"^kafka\.group_instance_id: 'pod-1' is used by"):
         s.poll(100)
