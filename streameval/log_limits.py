@@ -23,14 +23,18 @@ if TYPE_CHECKING:
 #: the loggers of the Kafka clients (kafka-python, librdkafka through confluent-kafka)
 KAFKA_CLIENT_LOGGERS = ("kafka", "streameval.kafka.librdkafka", "streameval.kafka.confluent_stream")
 
-_VARYING = re.compile(r"\d+")
+#: what changes from one repeat of a line to the next: hex runs with a digit in them (object
+#: addresses ``0x7f3a…``, member ids and UUIDs, 6+ hex digits, so words like "added" are kept),
+#: then any other digits (ports, offsets, timings)
+_VARYING = re.compile(r"0x[0-9a-f]+|\b(?=[0-9a-f-]*\d)[0-9a-f]{6,}(?:-[0-9a-f]+)*\b|\d+", re.I)
 _KIND_CHARS = 200
 
 
 class RepeatLimiter(logging.Filter):
     """Passes records of loggers under ``prefixes``: the first of each kind, then at most one
-    per ``interval_s``. A record's kind is its logger, level and message with every number
-    blanked (ports, offsets and timings change from one repeat to the next). Other loggers'
+    per ``interval_s``. A record's kind is its logger, level and message with every number and
+    hex id blanked (ports, offsets, timings, addresses, member ids change from one repeat to the
+    next). Other loggers'
     records always pass. At most ``max_kinds`` kinds are tracked (then the table starts over)."""
 
     def __init__(

@@ -56,3 +56,15 @@ def test_the_table_of_kinds_is_bounded() -> None:
     for word in ("a", "b", "c", "d"):
         assert limiter.filter(_record("kafka", f"error {word}"))
     assert limiter.filter(_record("kafka", "error a"))  # forgotten when the table started over
+
+
+def test_hex_addresses_and_member_ids_are_blanked_but_hex_looking_words_are_not() -> None:
+    clock = _Clock()
+    limiter = RepeatLimiter(interval_s=30.0, clock=clock)
+    first = "Heartbeat failed for <Coordinator at 0x7f3a2b1c9d10> member kafka-python-9b4d2c0e-1f3a"
+    again = "Heartbeat failed for <Coordinator at 0x7f3a2b1c0a20> member kafka-python-77aa00ff-9e1b"
+    assert limiter.filter(_record("kafka.coordinator", first))
+    assert not limiter.filter(_record("kafka.coordinator", again))  # the same kind
+    # words made of hex letters only are words: two different messages stay two kinds
+    assert limiter.filter(_record("kafka.coordinator", "partitions added"))
+    assert limiter.filter(_record("kafka.coordinator", "partitions faced"))
