@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +43,41 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
     try:
         return Settings(**data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
+        raise ConfigError(_describe(exc, data, os.environ)) from None
     except SettingsError as exc:  # what check_environment did not foresee: still one line
         raise ConfigError(f"a STREAMEVAL_ environment variable cannot be read: {exc}") from None
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(exc: ValidationError, data: dict[str, Any], environ: Mapping[str, str]) -> str:
     lines = []
     for err in exc.errors(include_url=False):
         loc = [str(p) for p in err["loc"]]
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden" and loc:
             msg += did_you_mean(loc[-1], _fields_at(loc[:-1]))
+        variable = _variable_of(loc, data, environ)
+        if variable is not None:
+            msg += f" (from the environment variable {variable})"
         lines.append(f"{'.'.join(loc)}: {msg}" if loc else msg)
     return "invalid configuration: " + "; ".join(lines)
+
+
+def _variable_of(loc: list[str], data: dict[str, Any], environ: Mapping[str, str]) -> str | None:
+    """The ``STREAMEVAL_…`` variable that set the key at ``loc``, when the value came from the
+    environment (the file's keys and overrides win over it, as in :class:`Settings`): the
+    longest set variable naming ``loc`` or a section above it (``STREAMEVAL_EVALUATION='{…}'``)."""
+    node: Any = data
+    for key in loc:
+        if not isinstance(node, dict) or key not in node:
+            break
+        node = node[key]
+    else:
+        return None  # the file (or an override) gave this key
+    for depth in range(len(loc), 0, -1):
+        name = "STREAMEVAL_" + "__".join(loc[:depth]).upper()
+        if name in environ:
+            return name
+    return None
 
 
 def _fields_at(loc: list[str]) -> list[str]:

@@ -151,3 +151,33 @@ def test_an_unreadable_variable_raises_config_error_in_process(
     monkeypatch.setenv("STREAMEVAL_EVALUATION", "{not json")
     with pytest.raises(ConfigError, match=r"STREAMEVAL_EVALUATION: .*JSON object"):
         load_settings()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "key"),
+    [
+        ("STREAMEVAL_METRICS__PORT", "abc", "metrics.port"),
+        ("STREAMEVAL_EVALUATION__BUCKET", "-5s", "evaluation.bucket"),
+        ("STREAMEVAL_EVALUATION", '{"max_segments": 0}', "evaluation.max_segments"),
+    ],
+)
+def test_a_value_that_parses_but_is_wrong_names_the_variable_that_gave_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, key: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert key in message and f"(from the environment variable {name})" in message
+    assert "\n" not in message
+
+
+def test_a_wrong_value_from_the_file_does_not_blame_a_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("STREAMEVAL_METRICS__PORT", "abc")  # the file's key wins over it
+    config = tmp_path / "c.toml"
+    config.write_text('[metrics]\nport = "x"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    assert "metrics.port" in str(info.value) and "environment variable" not in str(info.value)
