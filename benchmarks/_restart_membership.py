@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import Result, Target
-from bench_daemon import Daemon, Topics, have_confluent, produce, wait_committed
+from bench_daemon import Daemon, Topics, have_confluent, produce
 from bench_load import DESIGN_RATE
 from bench_restart import (
     RESTART_TARGET_S,
@@ -44,6 +44,8 @@ from bench_restart import (
     _delete_topics,
     backlog_of,
     same_windows,
+    settled_windows,
+    spawn,
     wait_ready,
     windows,
 )
@@ -92,22 +94,11 @@ class MembershipGroup:
         self.want: dict[str, float] = {}
         self.live: Daemon | None = None
 
-    def _spawn(self) -> Daemon:
-        self.runs += 1
-        log = self.workdir / f"{self.name}-{self.runs}.log"
-        return Daemon(
-            self.bootstrap, self.topics, self.name, log, consumer=self.consumer, extra=self.settings
-        )
-
     def first(self, total: int) -> None:
-        daemon = self.live = self._spawn()
+        daemon = self.live = spawn(self)
         daemon.wait_records(total)
         wait_ready(daemon)
-        wait_committed(self.bootstrap, self.topics, self.name)
-        time.sleep(3)  # several commits (interval 1 s) of the caught-up state
-        self.want = windows(daemon)
-        if not any(k.startswith("streameval_window_lists") for k in self.want):
-            raise RuntimeError(f"{self.name}: no window gauges after the first run")
+        self.want = settled_windows(daemon, self.bootstrap, self.topics, self.name)
         print(f"{self.name}: first run read {total:,} records")
 
     def restart(self) -> MembershipRestart:
@@ -119,7 +110,7 @@ class MembershipGroup:
         old.stop(signal.SIGTERM if self.mode == "graceful" else signal.SIGKILL)
         stopped = time.time()
         spawned = time.time()
-        daemon = self.live = self._spawn()
+        daemon = self.live = spawn(self)
         ready = wait_ready(daemon)
         got = windows(daemon)
         reread_s = daemon.catch_up_seconds()

@@ -65,7 +65,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from _common import Result, Target, suite_parser, write_json
 from bench_daemon import (
@@ -222,6 +222,43 @@ def state_read(log: Path) -> tuple[float, int] | None:
     return None
 
 
+class Spawning(Protocol):
+    """What :func:`spawn` needs of a benchmark's group (``runs`` counts its daemons)."""
+
+    bootstrap: str
+    topics: Topics
+    name: str
+    consumer: str
+    settings: dict[str, str]
+    workdir: Path
+    runs: int
+
+
+def spawn(group: Spawning) -> Daemon:
+    """The group's next daemon, its log numbered after the earlier ones."""
+    group.runs += 1
+    log = group.workdir / f"{group.name}-{group.runs}.log"
+    return Daemon(
+        group.bootstrap,
+        group.topics,
+        group.name,
+        log,
+        consumer=group.consumer,
+        extra=group.settings,
+    )
+
+
+def settled_windows(daemon: Daemon, bootstrap: str, topics: Topics, name: str) -> dict[str, float]:
+    """The daemon's window gauges once it has committed with nothing arriving (a restart must
+    bring back exactly these); an error when it exports none."""
+    wait_committed(bootstrap, topics, name)
+    time.sleep(3)  # several commits (interval 1 s) of the caught-up state
+    got = windows(daemon)
+    if not any(k.startswith("streameval_window_lists") for k in got):
+        raise RuntimeError(f"{name}: no window gauges once settled")
+    return got
+
+
 class Group:
     """One consumer group and client, restarted again and again: the window gauges and
     committed backlog its last SIGKILLed daemon left. One client per group: confluent-kafka
@@ -244,23 +281,15 @@ class Group:
         self.backlog = Backlog(0, 0.0, 0.0)
 
     def _spawn(self) -> Daemon:
-        self.runs += 1
-        log = self.workdir / f"{self.name}-{self.runs}.log"
-        return Daemon(
-            self.bootstrap, self.topics, self.name, log, consumer=self.consumer, extra=self.settings
-        )
+        return spawn(self)
 
     def _settle_and_kill(self, daemon: Daemon) -> None:
         """Let it commit with nothing arriving, keep its windows and backlog, SIGKILL it."""
         try:
-            wait_committed(self.bootstrap, self.topics, self.name)
-            time.sleep(3)  # several commits (interval 1 s) of the caught-up state
-            self.want = windows(daemon)
+            self.want = settled_windows(daemon, self.bootstrap, self.topics, self.name)
             self.backlog = backlog_of(self.bootstrap, self.topics, self.name)
         finally:
             daemon.stop(signal.SIGKILL)
-        if not any(k.startswith("streameval_window_lists") for k in self.want):
-            raise RuntimeError(f"{self.name}: no window gauges before the kill")
 
     def first(self, total: int) -> None:
         daemon = self._spawn()
