@@ -28,9 +28,9 @@ from streameval.snapshot import (
     Moments,
     NdcgRow,
     PairTestRow,
+    Snapshot,
     SrmArmRow,
     SrmRow,
-    Snapshot,
 )
 
 CONTROL = ("bm25", "control")
