@@ -25,7 +25,7 @@ class SrmSettings(BaseModel):
     #: shares over the arms seen, the test restarting whenever a new arm appears
     expected: dict[str, float] | None = None
     #: the bound on ever raising a false alarm over the test's whole run (Ville's inequality);
-    #: 0.001, the threshold GrowthBook and Optimizely use for their SRM checks
+    #: 0.001, the usual bar of SRM checks (Statsig's health check alerts below p = 0.001)
     alpha: float = Field(0.001, gt=0.0, lt=1.0)
     #: the total concentration of the Dirichlet prior over splits, centred on the expected one:
     #: larger is quicker for small mismatches, slower for gross ones (docs/srm.md)
