@@ -225,7 +225,23 @@ def snapshot_table(snapshot: Snapshot) -> str:
         f"duplicate {intake['duplicate']}, late {intake['late']}, "
         f"unmatched {intake['unmatched']}"
     )
+    if snapshot.srm is not None:
+        lines.append(srm_line(snapshot.srm))
     return "\n".join(lines)
+
+
+def srm_line(row: SrmRow) -> str:
+    """The sample-ratio test in one line of the text table."""
+    arms = ", ".join(
+        f"{a.arm} {a.lists} ({_fmt(None if math.isnan(a.observed_share) else a.observed_share)}"
+        f" vs {a.expected_share:.4f})"
+        for a in row.arms
+    )
+    verdict = "MISMATCH" if row.alarm else "no mismatch"
+    return (
+        f"sample ratio: {verdict}: lists {arms}; log Bayes factor {row.statistic:.2f} "
+        f"(threshold {row.threshold:.2f}); {row.excluded} without an arm"
+    )
 
 
 def _table(header: list[str], body: list[list[str]]) -> str:

@@ -13,7 +13,7 @@ from streameval.export import names
 from streameval.export.collector import SnapshotCollector, format_snapshot
 from streameval.export.history import History
 from streameval.export.status import status_page_html, status_payload
-from streameval.report import snapshot_json
+from streameval.report import snapshot_json, snapshot_table
 from streameval.snapshot import DetectionRow, Snapshot, SrmArmRow, SrmRow
 
 T = 1_700_000_000_000
@@ -104,3 +104,12 @@ def test_status_payload_marks_a_vs_control_alarm_during_an_srm() -> None:
 def test_the_page_shows_the_note_and_the_srm_line() -> None:
     page = status_page_html().decode()
     assert "broken_split" in page and "srmLine(data.srm)" in page
+
+
+def test_replay_table_line() -> None:
+    last = snapshot_table(_snapshot(SRM)).splitlines()[-1]
+    assert last == (
+        "sample ratio: MISMATCH: lists control 5230 (0.5230 vs 0.5000), treatment 4770 "
+        "(0.4770 vs 0.5000); log Bayes factor 10.50 (threshold 6.91); 12 without an arm"
+    )
+    assert "sample ratio" not in snapshot_table(_snapshot(None))
