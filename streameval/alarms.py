@@ -2,8 +2,9 @@
 one when it clears (INFO).
 
 The one place that writes them. The detectors (:class:`~streameval.detect.detectors.Detectors`,
-:class:`~streameval.interleave.detector.PairTests`) call :func:`series_changed` or
-:func:`pair_changed` when a step takes a statistic across its threshold, in event time, the same
+:class:`~streameval.interleave.detector.PairTests`, the sample-ratio test
+:class:`~streameval.srm.sequential.SrmTest`) call :func:`series_changed`, :func:`pair_changed`
+or :func:`srm_changed` when a step takes a statistic across its threshold, in event time, the same
 way in the daemon, the demo and ``replay`` (which shows them on stderr:
 :func:`show_on_stderr`; its standard output is unchanged). A step that does not cross the
 threshold logs nothing, so each transition is logged once; a state loaded from a snapshot is not
@@ -91,6 +92,34 @@ def pair_changed(
         stderr,
         wins,
         losses,
+        statistic,
+        threshold,
+        format_instant(bucket_ms),
+    )
+
+
+def srm_changed(
+    *,
+    alarm: bool,
+    arms: Sequence[tuple[str, int, float]],
+    statistic: float,
+    threshold: float,
+    bucket_ms: int,
+) -> None:
+    """The sample-ratio test of the A/B crossed its threshold in the bucket starting at
+    ``bucket_ms`` (or restarted, when the arms changed: ``alarm`` False). ``arms``: (arm,
+    lists, expected share) of each arm tested."""
+    total = sum(n for _, n, _ in arms)
+    split = ", ".join(
+        f"{arm}={n} ({n / total if total else 0.0:.4f}, expected {share:.4f})"
+        for arm, n, share in arms
+    )
+    _LOG.log(
+        logging.WARNING if alarm else logging.INFO,
+        "sample-ratio mismatch alarm %s: lists per arm %s (statistic %.2f, threshold %.2f) at "
+        "event time %s",
+        "started" if alarm else "cleared",
+        split,
         statistic,
         threshold,
         format_instant(bucket_ms),

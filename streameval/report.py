@@ -6,9 +6,10 @@ figures with replay's.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from streameval.snapshot import DetectionRow, Intake, Snapshot
+from streameval.snapshot import DetectionRow, Intake, Snapshot, SrmRow
 from streameval.values import ScoredList
 
 
@@ -109,16 +110,40 @@ def interleaving_detection_json(snapshot: Snapshot) -> list[dict[str, Any]]:
     ]
 
 
+def srm_json(row: SrmRow) -> dict[str, Any]:
+    """The ``"srm"`` object: the sample-ratio test of the A/B (DESIGN §12), per arm its lists
+    and observed and expected shares since the test began, and the test's state."""
+    return {
+        "arms": [
+            {
+                "arm": arm.arm,
+                "lists": arm.lists,
+                "observed_share": None if math.isnan(arm.observed_share) else arm.observed_share,
+                "expected_share": arm.expected_share,
+            }
+            for arm in row.arms
+        ],
+        "excluded": row.excluded,
+        "statistic": row.statistic,
+        "threshold": row.threshold,
+        "alarm": row.alarm,
+        "first_alarm": row.first_alarm_ms,
+        "since": row.since_ms,
+    }
+
+
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     """``replay --output json``: the final windows and the intake accounting; with detectors,
     their ``"detection"`` rows; with interleaved lists the ``"interleaving"`` rows and their
-    detector's ``"detection"`` rows too."""
+    detector's ``"detection"`` rows too; with an A/B, its sample-ratio test (``"srm"``)."""
     out = _snapshot_json(snapshot)
     if snapshot.detection:
         out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
     if snapshot.interleaving or snapshot.interleaving_tests:
         out["interleaving"] = interleaving_json(snapshot)
         out["detection"] = [*out.get("detection", []), *interleaving_detection_json(snapshot)]
+    if snapshot.srm is not None:
+        out["srm"] = srm_json(snapshot.srm)
     return out
 
 
@@ -200,7 +225,23 @@ def snapshot_table(snapshot: Snapshot) -> str:
         f"duplicate {intake['duplicate']}, late {intake['late']}, "
         f"unmatched {intake['unmatched']}"
     )
+    if snapshot.srm is not None:
+        lines.append(srm_line(snapshot.srm))
     return "\n".join(lines)
+
+
+def srm_line(row: SrmRow) -> str:
+    """The sample-ratio test in one line of the text table."""
+    arms = ", ".join(
+        f"{a.arm} {a.lists} ({_fmt(None if math.isnan(a.observed_share) else a.observed_share)}"
+        f" vs {a.expected_share:.4f})"
+        for a in row.arms
+    )
+    verdict = "MISMATCH" if row.alarm else "no mismatch"
+    return (
+        f"sample ratio: {verdict}: lists {arms}; log Bayes factor {row.statistic:.2f} "
+        f"(threshold {row.threshold:.2f}); {row.excluded} without an arm"
+    )
 
 
 def _table(header: list[str], body: list[list[str]]) -> str:

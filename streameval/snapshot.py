@@ -145,6 +145,33 @@ class PairTestRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SrmArmRow:
+    """One arm of the sample-ratio test (DESIGN §12): its lists since the test began."""
+
+    arm: str
+    lists: int
+    observed_share: float  # lists / the tested arms' lists (NaN before any)
+    expected_share: float
+
+
+@dataclass(frozen=True, slots=True)
+class SrmRow:
+    """The sample-ratio test of the A/B (DESIGN §12): the lists per arm against the expected
+    split, since ``since_ms`` (the test's first bucket; it restarts when the arms change)."""
+
+    arms: tuple[SrmArmRow, ...]
+    excluded: int  # lists without an arm, or of an arm not expected, since the test began
+    statistic: float  # log of the Dirichlet-multinomial Bayes factor
+    threshold: float  # log(1 / alpha)
+    first_alarm_ms: int | None  # start of the bucket at which the alarm first held
+    since_ms: int | None
+
+    @property
+    def alarm(self) -> bool:
+        return self.statistic >= self.threshold
+
+
+@dataclass(frozen=True, slots=True)
 class Intake:
     """Where every record read went.
 
@@ -235,3 +262,5 @@ class Snapshot:
     dead_letters_failed: int = 0
     #: regression detectors, one row per detector and series (empty when none run)
     detection: tuple[DetectionRow, ...] = ()
+    #: the sample-ratio test of the A/B (None: off, or fewer than two arms seen)
+    srm: SrmRow | None = None

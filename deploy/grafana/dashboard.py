@@ -683,11 +683,58 @@ def interleaving_row() -> Section:
     )
 
 
+def sample_ratio_row() -> Section:
+    """DESIGN §12: the A/B's split of lists between its arms against the expected one, and the
+    always-valid sample-ratio test's statistic against its threshold (docs/srm.md)."""
+    return Section(
+        "Sample-ratio mismatch",
+        (
+            ci_dashed(
+                timeseries_panel(
+                    "Observed vs expected share of lists per arm",
+                    query(
+                        f"max by (arm) (streameval_srm_observed_share{{{JOB}}})",
+                        "{{arm}} observed",
+                    ),
+                    query(
+                        f"max by (arm) (streameval_srm_expected_share{{{JOB}}})",
+                        "ci95 expected {{arm}}",
+                    ),
+                    width=9,
+                    unit="percentunit",
+                    description="Each arm's share of the lists since the test began (solid) "
+                    "and the share it should have (dashed, srm.expected or equal shares).",
+                ).decimals(4)
+            ),
+            ci_dashed(
+                timeseries_panel(
+                    "Sample-ratio statistic vs threshold",
+                    query(f"max(streameval_srm_statistic{{{JOB}}})", "log Bayes factor"),
+                    query(f"max(streameval_srm_threshold{{{JOB}}})", "ci95 threshold"),
+                    width=9,
+                    description="The Dirichlet-multinomial Bayes factor of the lists per arm "
+                    "against the expected split (Lindon & Malek 2022): it warns when it reaches "
+                    "the dashed log(1/alpha); false alarm at most alpha over the whole run.",
+                )
+            ),
+            stat_panel(
+                "Sample-ratio mismatch",
+                query(f"max(streameval_srm_alarm{{{JOB}}})", "SRM alarm"),
+                width=6,
+                unit="none",
+                description="1 while the split is off: every comparison of the arms, "
+                "vs_control's included, rests on a broken split.",
+            ).thresholds(thresholds((None, "green"), (1, "orange"))),
+        ),
+    )
+
+
 #: The dashboard, top to bottom.
 ROWS: tuple[Callable[[], Section], ...] = (
     now_row,
     ranking_quality_row,
     regression_detection_row,
+    sample_ratio_row,
     interleaving_row,
     judged_vs_implicit_row,
     engagement_row,

@@ -28,6 +28,7 @@ from streameval.config.mapping import (
 )
 from streameval.config.metrics import MetricsSettings
 from streameval.config.settings import Settings
+from streameval.config.srm import SrmSettings
 
 __all__ = [
     "ClickMapping",
@@ -45,5 +46,6 @@ __all__ = [
     "Pointer",
     "Settings",
     "SourceFormat",
+    "SrmSettings",
     "load_settings",
 ]

@@ -12,6 +12,7 @@ from streameval.config.evaluation import EvaluationSettings
 from streameval.config.input import InputSettings
 from streameval.config.kafka import KafkaSettings
 from streameval.config.metrics import MetricsSettings
+from streameval.config.srm import SrmSettings
 
 
 class Settings(BaseSettings):
@@ -30,6 +31,7 @@ class Settings(BaseSettings):
     evaluation: EvaluationSettings = EvaluationSettings()
     detection: DetectionSettings = DetectionSettings()
     input: InputSettings = InputSettings()
+    srm: SrmSettings = SrmSettings()
 
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:
@@ -43,6 +45,12 @@ class Settings(BaseSettings):
                 f"evaluation.control: {unlabelled} not among evaluation.segment_labels "
                 f"{list(ev.segment_labels)}: add them to evaluation.segment_labels, or leave "
                 "vs_control out of detection.detectors"
+            )
+        if self.srm.enabled and unlabelled and "srm" in self.model_fields_set:
+            raise ValueError(
+                f"srm: evaluation.control's labels {unlabelled} are not among "
+                f"evaluation.segment_labels {list(ev.segment_labels)}, so no list names its "
+                "arm: add them to evaluation.segment_labels, or set srm.enabled = false"
             )
         if not self.detectors_in_effect:
             return self
@@ -68,6 +76,13 @@ class Settings(BaseSettings):
         if "vs_control" in detectors and self.control_not_segmented():
             return tuple(d for d in detectors if d != "vs_control")
         return detectors
+
+    @property
+    def srm_in_effect(self) -> bool:
+        """Whether the sample-ratio test runs: ``srm.enabled``, and the control's labels are
+        segment labels (else no list names its arm; when ``[srm]`` was given, validation
+        failed instead). The one place that decides."""
+        return self.srm.enabled and not self.control_not_segmented()
 
     @classmethod
     def settings_customise_sources(

@@ -30,6 +30,8 @@ FORMAT_VERSION = 1
 #: the kind of the interleaving counts' records (:mod:`streameval.interleave.partitioned`),
 #: beside the relevance sources' NDCG buckets (kinds ``judged`` and ``implicit``)
 PAIRS = "pairs"
+#: the kind of the sample-ratio test's records: lists per arm (:mod:`streameval.srm.partitioned`)
+SRM = "srm"
 
 #: per query: (count, sum, sum of squares) of NDCG@k
 Agg = tuple[float, float, float]
@@ -40,15 +42,19 @@ DetectorBucket = dict[tuple[Segment, int], dict[str, Agg]]
 class Progress(NamedTuple):
     """Of one source partition: every detector bucket starting before these is written (None:
     none yet), per kind: judged and implicit NDCG, and the interleaving pairs' counts
-    (:mod:`streameval.interleave.partitioned`; absent from records of versions before them)."""
+    (:mod:`streameval.interleave.partitioned`; absent from records of versions before them),
+    and the lists per arm of the sample-ratio test (``srm``; absent from records before it)."""
 
     judged: int | None
     implicit: int | None
     pairs: int | None = None
+    srm: int | None = None
 
     def of(self, kind: str) -> int | None:
         if kind == "judged":
             return self.judged
+        if kind == SRM:
+            return self.srm
         return self.implicit if kind == "implicit" else self.pairs
 
 
@@ -110,6 +116,7 @@ def encode_progress(progress: Progress) -> bytes:
             "judged": progress.judged,
             "implicit": progress.implicit,
             "pairs": progress.pairs,
+            "srm": progress.srm,
         },
         separators=(",", ":"),
     ).encode()
@@ -119,7 +126,7 @@ def decode_progress(value: bytes) -> Progress | BadRecord:
     obj = _load(value)
     if isinstance(obj, BadRecord):
         return obj
-    points = [obj.get(r) for r in ("judged", "implicit", "pairs")]
+    points = [obj.get(r) for r in ("judged", "implicit", "pairs", SRM)]
     if not all(p is None or type(p) is int for p in points):
         return BadRecord("a progress record whose points are not integers")
     return Progress(*points)

@@ -19,6 +19,7 @@ from streameval.engine.interface import Engine
 from streameval.engine.pipeline import Pipeline
 from streameval.interleave import InterleavingStore
 from streameval.snapshot import Snapshot
+from streameval.srm import SrmCounter, srm_counter_for
 
 
 class _Unset:
@@ -37,6 +38,9 @@ class Evaluator:
     ``feed``: what takes the finalized lists in the detectors' place (the daemon's collector,
     whose group-wide feed drives the detectors); by default the detectors themselves. The other
     options are the :class:`Pipeline`'s.
+    ``srm``: the sample-ratio test's counter of this process's lists; by default the one the
+    settings configure (the daemon with a state topic passes None: its collector counts per
+    partition and the group's test runs on the group feed).
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class Evaluator:
         *,
         detectors: Detectors | _Unset | None = FROM_SETTINGS,
         feed: ListConsumer | None = None,
+        srm: SrmCounter | _Unset | None = FROM_SETTINGS,
         dead_letter: DeadLetter | None = None,
         on_scored: OnScored | None = None,
         persist: bool = False,
@@ -55,11 +60,15 @@ class Evaluator:
         self.detectors = detectors_for(settings) if isinstance(detectors, _Unset) else detectors
         self.interleaving = InterleavingStore.of(settings.evaluation)
         consumer = feed if feed is not None else self.detectors
+        self.srm = srm_counter_for(settings) if isinstance(srm, _Unset) else srm
+        consumers: list[ListConsumer] = [] if consumer is None else [consumer]
+        if self.srm is not None:
+            consumers.append(self.srm)
         self.pipeline = Pipeline(
             settings.evaluation,
             dead_letter=dead_letter,
             on_scored=on_scored,
-            consumers=() if consumer is None else (consumer,),
+            consumers=consumers,
             windowed=(self.interleaving,),
             persist=persist,
             decoder_for=decoder_for,
@@ -67,8 +76,10 @@ class Evaluator:
         )
 
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
-        """The pipeline's snapshot (windows, counters, interleaving) with the detectors' rows."""
-        return with_detection(self.pipeline.snapshot(consumer_lag=consumer_lag), self.detectors)
+        """The pipeline's snapshot (windows, counters, interleaving) with the detectors' rows
+        and the sample-ratio test's."""
+        snapshot = with_detection(self.pipeline.snapshot(consumer_lag=consumer_lag), self.detectors)
+        return snapshot if self.srm is None else self.srm.into_snapshot(snapshot)
 
 
 def _implements(pipeline: Pipeline) -> Engine:

@@ -99,6 +99,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_state_families(snapshot, version))
     families.extend(_interleaving_families(snapshot))
     families.extend(_detection_families(snapshot))
+    families.extend(_srm_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 
@@ -299,3 +300,31 @@ def _interleaving_families(snapshot: Snapshot) -> list[Metric]:
     for (ranker, opponent, outcome), count in sorted(snapshot.interleaving_outcomes.items()):
         outcomes.add_metric([ranker, opponent, outcome], count)
     return [lists, wins, ties, preference, stderr, outcomes]
+
+
+def _srm_families(snapshot: Snapshot) -> list[Metric]:
+    """DESIGN §12: the sample-ratio test of the A/B (no samples while it does not run)."""
+    row = snapshot.srm
+    if row is None:
+        return []
+    labels = list(names.SRM_LABELS)
+    lists = gauge(names.SRM_LISTS, labels)
+    observed = gauge(names.SRM_OBSERVED_SHARE, labels)
+    expected = gauge(names.SRM_EXPECTED_SHARE, labels)
+    for arm in row.arms:
+        lists.add_metric([arm.arm], arm.lists)
+        if arm.observed_share == arm.observed_share:  # (NaN before any list)
+            observed.add_metric([arm.arm], arm.observed_share)
+        expected.add_metric([arm.arm], arm.expected_share)
+    statistic = gauge(names.SRM_STATISTIC)
+    statistic.add_metric([], row.statistic)
+    threshold = gauge(names.SRM_THRESHOLD)
+    threshold.add_metric([], row.threshold)
+    alarm = gauge(names.SRM_ALARM)
+    alarm.add_metric([], 1.0 if row.alarm else 0.0)
+    excluded = gauge(names.SRM_EXCLUDED_LISTS)
+    excluded.add_metric([], row.excluded)
+    first = gauge(names.SRM_FIRST_ALARM)
+    if row.first_alarm_ms is not None:
+        first.add_metric([], _seconds(row.first_alarm_ms))
+    return [statistic, threshold, alarm, first, lists, observed, expected, excluded]

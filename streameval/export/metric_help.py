@@ -74,6 +74,19 @@ HELP: dict[str, str] = {
     names.REGRESSION_SHIFT_STDERR: "Standard error of streameval_regression_shift.",
     names.REGRESSION_FIRST_ALARM: "Event time of the bucket at which the detector's alarm "
     "first held, in Unix seconds (absent until it has).",
+    names.SRM_STATISTIC: "Sample-ratio test of the A/B: log of the Dirichlet-multinomial Bayes "
+    "factor of the lists per arm against the expected split (Lindon & Malek 2022), since "
+    "the test began.",
+    names.SRM_THRESHOLD: "The sample-ratio statistic's alarm threshold, log(1/srm.alpha).",
+    names.SRM_ALARM: "1 while the sample-ratio statistic is at or beyond its threshold (the "
+    "A/B's split is not the expected one: its comparisons rest on a broken split), else 0.",
+    names.SRM_FIRST_ALARM: "Event time of the bucket at which the sample-ratio alarm first "
+    "held, in Unix seconds (absent until it has).",
+    names.SRM_LISTS: "Finalized lists of each arm since the sample-ratio test began.",
+    names.SRM_OBSERVED_SHARE: "Each arm's share of the tested lists since the test began.",
+    names.SRM_EXPECTED_SHARE: "Each arm's expected share (srm.expected, else equal shares).",
+    names.SRM_EXCLUDED_LISTS: "Finalized lists since the sample-ratio test began that name no "
+    "arm (or one not in srm.expected): not tested.",
     names.STATE_RECORDS_INVALID_TOTAL: "Records of the state topic that were not a bucket of "
     "ours (corrupt or foreign): skipped; their partition is re-read in full.",
     names.REREAD_RECORDS_DELETED_TOTAL: "Records a re-read after a restart or rebalance needed "
@@ -115,6 +128,14 @@ GAUGES: tuple[str, ...] = (
     names.REGRESSION_SHIFT,
     names.REGRESSION_SHIFT_STDERR,
     names.REGRESSION_FIRST_ALARM,
+    names.SRM_STATISTIC,
+    names.SRM_THRESHOLD,
+    names.SRM_ALARM,
+    names.SRM_FIRST_ALARM,
+    names.SRM_LISTS,
+    names.SRM_OBSERVED_SHARE,
+    names.SRM_EXPECTED_SHARE,
+    names.SRM_EXCLUDED_LISTS,
 )
 COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,

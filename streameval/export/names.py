@@ -73,6 +73,17 @@ REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
 INTERLEAVING_DETECTOR = "interleaving"
 INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
+# the sample-ratio test of the A/B (DESIGN §12; docs/srm.md): label arm on the per-arm ones
+SRM_STATISTIC = "streameval_srm_statistic"
+SRM_THRESHOLD = "streameval_srm_threshold"
+SRM_ALARM = "streameval_srm_alarm"
+SRM_FIRST_ALARM = "streameval_srm_first_alarm_timestamp_seconds"
+SRM_LISTS = "streameval_srm_lists"
+SRM_OBSERVED_SHARE = "streameval_srm_observed_share"
+SRM_EXPECTED_SHARE = "streameval_srm_expected_share"
+SRM_EXCLUDED_LISTS = "streameval_srm_excluded_lists"
+SRM_LABELS = ("arm",)
+
 WINDOW_LABELS = ("k", "window", "relevance")
 DETECTION_LABELS = ("detector", "k", "relevance")
 
@@ -137,5 +148,13 @@ ALL: frozenset[str] = frozenset(
         REGRESSION_SHIFT,
         REGRESSION_SHIFT_STDERR,
         REGRESSION_FIRST_ALARM,
+        SRM_STATISTIC,
+        SRM_THRESHOLD,
+        SRM_ALARM,
+        SRM_FIRST_ALARM,
+        SRM_LISTS,
+        SRM_OBSERVED_SHARE,
+        SRM_EXPECTED_SHARE,
+        SRM_EXCLUDED_LISTS,
     }
 )

@@ -28,12 +28,26 @@ from streameval.config import EvaluationSettings
 from streameval.durations import format_duration
 from streameval.export.compare import Z95, compare_to_control
 from streameval.export.history import History
-from streameval.export.status_words import STATES, arm_name, detector_words
-from streameval.report import interleaving_json
+from streameval.export.status_words import (
+    BROKEN_SPLIT,
+    STATES,
+    arm_name,
+    broken_split,
+    detector_words,
+    srm_words,
+)
+from streameval.report import interleaving_json, srm_json
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
 
-__all__ = ["Z95", "interleaving_payload", "status_page_html", "status_payload", "status_source"]
+__all__ = [
+    "Z95",
+    "interleaving_payload",
+    "srm_payload",
+    "status_page_html",
+    "status_payload",
+    "status_source",
+]
 
 #: the evaluation settings of a payload built without any (the configuration's defaults)
 _DEFAULT_EVALUATION = EvaluationSettings()
@@ -165,12 +179,27 @@ def status_payload(
                 "alarm_since_ms": row.alarm_since_ms,
                 "cleared_ms": row.cleared_ms,
                 **words,
+                "broken_split": broken_split(row, snapshot.srm),
             }
             for row, words in detection
         ],
         "interleaving": interleaving_payload(snapshot),
         "history": history.to_json(),
+        "srm": srm_payload(snapshot),
     }
+
+
+def srm_payload(snapshot: Snapshot) -> dict[str, Any] | None:
+    """The sample-ratio test (``replay``'s ``"srm"`` object) with its words; None when it
+    does not run. A ``detection`` entry of ``vs_control`` whose alarm holds while it alarms
+    says ``broken_split`` (the page then says the comparison rests on a broken split)."""
+    row = snapshot.srm
+    if row is None:
+        return None
+    out = srm_json(row)
+    for arm in out["arms"]:  # (NaN is not JSON)
+        arm["observed_share"] = _num(arm["observed_share"])
+    return {**out, **srm_words(row, snapshot.horizon_ms), "broken_split_note": BROKEN_SPLIT}
 
 
 def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:

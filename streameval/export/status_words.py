@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from streameval.detect.spec import VS_CONTROL
-from streameval.snapshot import DetectionRow
+from streameval.snapshot import DetectionRow, SrmRow
 from streameval.values import Segment
 
 #: a detector series' state, in the order the page lists them (what needs a look first)
@@ -91,3 +91,47 @@ def detector_words(row: DetectionRow, reference_ms: int | None = None) -> dict[s
 
 def _figure(value: float) -> str:
     return f"{value:.1f}" if math.isfinite(value) else "–"
+
+
+#: what the page says of a ``vs_control`` alarm raised while the A/B's split is off (DESIGN §12)
+BROKEN_SPLIT = (
+    "resting on a broken split: the sample-ratio test alarms (the arms' lists are not in the "
+    "expected ratio), so this comparison of the arms is not to be trusted until it is explained"
+)
+
+
+def broken_split(row: DetectionRow, srm: SrmRow | None) -> bool:
+    """A ``vs_control`` alarm that holds while the sample-ratio test alarms."""
+    return row.detector == VS_CONTROL and row.alarm and srm is not None and srm.alarm
+
+
+def srm_words(row: SrmRow, reference_ms: int | None = None) -> dict[str, Any]:
+    """The line of the sample-ratio test: ``state`` (alarm / quiet), ``headline`` (each arm's
+    observed share against its expected one), ``status`` and ``detail`` (the statistic against
+    its threshold, the lists behind it)."""
+    parts = []
+    for arm in row.arms:
+        observed = "–" if math.isnan(arm.observed_share) else f"{100 * arm.observed_share:.2f} %"
+        parts.append(f"{arm.arm or '∅'} {observed} (expected {100 * arm.expected_share:.2f} %)")
+    headline = "sample ratio " + " · ".join(parts)
+    if row.alarm:
+        status = "mismatch"
+        if row.first_alarm_ms is not None:
+            status += f" since {event_time(row.first_alarm_ms, reference_ms)}"
+    else:
+        status = "no mismatch"
+    lists = sum(arm.lists for arm in row.arms)
+    detail = (
+        f"srm log Bayes factor {_figure(row.statistic)} / threshold {_figure(row.threshold)} "
+        f"over {lists:,} lists"
+    )
+    if row.since_ms is not None:
+        detail += f" since {event_time(row.since_ms, reference_ms)}"
+    if row.excluded:
+        detail += f" ({row.excluded:,} without an arm, not tested)"
+    return {
+        "state": ALARM if row.alarm else QUIET,
+        "headline": headline,
+        "status": status,
+        "detail": detail,
+    }

@@ -15,24 +15,34 @@ watermark) and wait in :meth:`ready` until :meth:`written` says the state topic 
 It also reduces interleaved lists to their outcome counts per partition and bucket (kind
 ``pairs``, :mod:`streameval.interleave.partitioned`; complete on the horizon), so that the
 interleaving test too runs on the group's lists; with no detector configured it collects only
-those.
+those. And, with the sample-ratio test on, every finalized list to its arm's count per partition
+and bucket (kind ``srm``, :mod:`streameval.srm.partitioned`; complete on the horizon).
 """
 
 from __future__ import annotations
 
-from streameval.detect.persisted import PAIRS, DetectorBucket, Progress
+from streameval.detect.persisted import PAIRS, SRM, DetectorBucket, Progress
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.stash import BucketData, Stash
 from streameval.interleave.partitioned import PairBucket, PairStash
+from streameval.srm.arms import ArmOf
+from streameval.srm.partitioned import ArmBucket, SrmStash
 from streameval.values import IMPLICIT, JUDGED, ScoredList
 
 
 class PartitionCollector:
     """Detector buckets per source partition, until written (a ``JudgedEarlyConsumer``).
 
-    ``spec`` None: no NDCG detector runs; only the interleaving counts are collected."""
+    ``spec`` None: no NDCG detector runs; only the interleaving counts are collected.
+    ``arm_of``: the arm of a list's segment, when the sample-ratio test runs (else None)."""
 
-    def __init__(self, spec: DetectionSpec | None, *, bucket_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        spec: DetectionSpec | None,
+        *,
+        bucket_ms: int | None = None,
+        arm_of: ArmOf | None = None,
+    ) -> None:
         if spec is None and bucket_ms is None:
             raise ValueError("a collector without detectors needs its bucket_ms")
         self._bucket_ms = spec.bucket_ms if spec is not None else int(bucket_ms or 0)
@@ -48,6 +58,11 @@ class PartitionCollector:
         self._ready: dict[tuple[str, str, int], BucketData] = {}
         #: complete and not yet written: (source, bucket start) -> counts per pair
         self._ready_pairs: dict[tuple[str, int], PairBucket] = {}
+        self._arm_of = arm_of
+        #: source -> its open buckets of lists per arm (with ``arm_of`` only)
+        self._srm: dict[str, SrmStash] = {}
+        #: complete and not yet written: (source, bucket start) -> lists per arm
+        self._ready_srm: dict[tuple[str, int], ArmBucket] = {}
         self.takes_judged = JUDGED in self._relevance
 
     def _of(self, source: str) -> dict[str, Stash]:
@@ -57,6 +72,8 @@ class PartitionCollector:
                 r: Stash(self._bucket_ms, self._positions) for r in self._relevance
             }
             self._pairs[source] = PairStash(self._bucket_ms)
+            if self._arm_of is not None:
+                self._srm[source] = SrmStash(self._bucket_ms)
         return stashes
 
     # --- the assignment -----------------------------------------------------------------------
@@ -79,6 +96,9 @@ class PartitionCollector:
         point = None if progress is None else progress.pairs
         if point is not None:
             self._pairs[source].close_before(point)
+        point = None if progress is None else progress.srm
+        if point is not None and source in self._srm:
+            self._srm[source].close_before(point)
 
     def judged_floor(self, source: str) -> int | None:
         """The bucket start before which the judged buckets of ``source`` are in the state
@@ -91,6 +111,9 @@ class PartitionCollector:
         it from the last commit)."""
         self._stash.pop(source, None)
         self._pairs.pop(source, None)
+        self._srm.pop(source, None)
+        for srm_key in [key for key in self._ready_srm if key[0] == source]:
+            del self._ready_srm[srm_key]
         for key in [key for key in self._ready if key[0] == source]:
             del self._ready[key]
         for pair_key in [key for key in self._ready_pairs if key[0] == source]:
@@ -99,6 +122,9 @@ class PartitionCollector:
     # --- the consumer protocols ---------------------------------------------------------------
 
     def add(self, scored: ScoredList) -> None:
+        if self._arm_of is not None:
+            self._of(scored.source)
+            self._srm[scored.source].add(scored.timestamp, self._arm_of(scored.segment))
         interleaved = scored.interleaved
         if interleaved is not None and interleaved.outcomes:
             self._of(scored.source)
@@ -125,6 +151,9 @@ class PartitionCollector:
         for source, stash in self._pairs.items():
             for b, counts in stash.take(horizon_ms):
                 self._ready_pairs[source, b] = counts
+        for source, srm in self._srm.items():
+            for b, arms in srm.take(horizon_ms):
+                self._ready_srm[source, b] = arms
 
     def advance_judged(self, watermark_ms: int) -> None:
         self._take(JUDGED, watermark_ms)
@@ -143,6 +172,8 @@ class PartitionCollector:
                 stash.clear()
         for pairs in self._pairs.values():
             pairs.clear()
+        for srm in self._srm.values():
+            srm.clear()
 
     # --- what to write ------------------------------------------------------------------------
 
@@ -159,6 +190,11 @@ class PartitionCollector:
         first per source (kept until :meth:`written` names them with the kind ``pairs``)."""
         return [(source, b, counts) for (source, b), counts in sorted(self._ready_pairs.items())]
 
+    def ready_srm(self) -> list[tuple[str, int, ArmBucket]]:
+        """Complete buckets of lists per arm not yet written, as (source, start, counts), oldest
+        first per source (kept until :meth:`written` names them with the kind ``srm``)."""
+        return [(source, b, counts) for (source, b), counts in sorted(self._ready_srm.items())]
+
     def progress(self) -> dict[str, Progress]:
         """Per source read here: the points before which its buckets are complete (written once
         :meth:`ready`'s buckets are)."""
@@ -170,6 +206,7 @@ class PartitionCollector:
                 None if judged is None else judged.closed,
                 None if implicit is None else implicit.closed,
                 self._pairs[source].closed,
+                None if source not in self._srm else self._srm[source].closed,
             )
         return out
 
@@ -178,6 +215,8 @@ class PartitionCollector:
         for source, kind, b in keys:
             if kind == PAIRS:
                 self._ready_pairs.pop((source, b), None)
+            elif kind == SRM:
+                self._ready_srm.pop((source, b), None)
             else:
                 self._ready.pop((source, kind, b), None)
 
@@ -192,6 +231,8 @@ class PartitionCollector:
     @property
     def ignored(self) -> int:
         """Lists re-read for buckets already written (not collected twice)."""
-        return sum(s.ignored for stashes in self._stash.values() for s in stashes.values()) + sum(
-            p.ignored for p in self._pairs.values()
+        return (
+            sum(s.ignored for stashes in self._stash.values() for s in stashes.values())
+            + sum(p.ignored for p in self._pairs.values())
+            + sum(s.ignored for s in self._srm.values())
         )

@@ -1,5 +1,5 @@
-"""Group-wide detection (DESIGN §9, §10): every instance runs the detectors, and the
-interleaving tests, on the group's buckets.
+"""Group-wide detection (DESIGN §9, §10, §12): every instance runs the detectors, the
+interleaving tests and the sample-ratio test on the group's buckets.
 
 Each instance writes, per source partition it owns, its detector buckets and a progress record
 to the state topic (:mod:`streameval.group.collector`); every instance reads the whole topic
@@ -29,6 +29,7 @@ from streameval.detect.detectors import Detectors
 from streameval.detect.persisted import (
     PAIRS,
     SNAPSHOT_SLOTS,
+    SRM,
     BadRecord,
     Chunk,
     DetectorBucket,
@@ -42,6 +43,8 @@ from streameval.detect.persisted import (
 )
 from streameval.interleave.detector import PairTests
 from streameval.interleave.partitioned import PairBucket, decode_pair_bucket
+from streameval.srm.partitioned import ArmBucket, decode_arm_bucket
+from streameval.srm.sequential import SrmTest
 from streameval.values import IMPLICIT, JUDGED
 from streameval.windows.store import add_sums
 
@@ -50,7 +53,7 @@ _LOG = logging.getLogger(__name__)
 #: the record kinds of the detectors in the state topic (the last field of the key)
 PROGRESS = "progress"
 SNAPSHOT = "snapshot"
-BUCKET_KINDS = (JUDGED, IMPLICIT, PAIRS)
+BUCKET_KINDS = (JUDGED, IMPLICIT, PAIRS, SRM)
 KINDS = (*BUCKET_KINDS, PROGRESS, SNAPSHOT)
 #: a snapshot of the detectors is written each time the group frontier enters a new period of
 #: this much event time (by the instance that reads the group's first partition)
@@ -135,7 +138,11 @@ class DetectorTable:
         return max(points, default=None)
 
     def put(
-        self, source: str, relevance: str, start: int, data: DetectorBucket | PairBucket
+        self,
+        source: str,
+        relevance: str,
+        start: int,
+        data: DetectorBucket | PairBucket | ArmBucket,
     ) -> None:
         self._buckets[relevance].setdefault(start, {})[source] = data
 
@@ -179,7 +186,7 @@ class DetectorTable:
         """A watermark that the instances reading ``sources`` have all passed, by their progress
         records (None: one of them has not reported). A judged point is a bucket boundary at or
         before the watermark of the instance that wrote it; an implicit or pairs point, one at
-        or before its horizon, the watermark less ``attribution_ms``."""
+        or before its horizon, the watermark less ``attribution_ms`` (an srm point too)."""
         points = []
         for source in sources:
             progress = self._progress.get(source)
@@ -191,6 +198,7 @@ class DetectorTable:
                     progress.judged,
                     None if progress.implicit is None else progress.implicit + attribution_ms,
                     None if progress.pairs is None else progress.pairs + attribution_ms,
+                    None if progress.srm is None else progress.srm + attribution_ms,
                 )
                 if p is not None
             ]
@@ -229,17 +237,20 @@ class DetectorTable:
             yield start, out
 
 
-def _decode(kind: str, value: bytes) -> DetectorBucket | PairBucket | BadRecord:
+def _decode(kind: str, value: bytes) -> DetectorBucket | PairBucket | ArmBucket | BadRecord:
     if kind == PAIRS:
         pairs = decode_pair_bucket(value)
         return BadRecord(pairs) if isinstance(pairs, str) else pairs
+    if kind == SRM:
+        arms = decode_arm_bucket(value)
+        return BadRecord(arms) if isinstance(arms, str) else arms
     return decode_detector_bucket(value)
 
 
 class GroupFeed:
-    """Hands the detectors, and the interleaving tests, the group's buckets up to the frontier,
-    once each, in order. Either may be absent (``None``): no detector configured, or no
-    interleaving test fed from the group."""
+    """Hands the detectors, the interleaving tests and the sample-ratio test the group's
+    buckets up to the frontier, once each, in order. Any may be absent (``None``): no detector
+    configured, no interleaving test fed from the group, the sample-ratio test off."""
 
     def __init__(
         self,
@@ -248,18 +259,22 @@ class GroupFeed:
         *,
         history_ms: int,
         pairs: PairTests | None = None,
+        srm: SrmTest | None = None,
     ) -> None:
         self._detectors = detectors
         self._pairs = pairs
+        self._srm = srm
         self._table = table
         #: the kinds of bucket fed: the watched relevance sources, then the pairs' counts
         self._kinds: tuple[str, ...] = (
             *(() if detectors is None else detectors.spec.relevance),
             *(() if pairs is None else (PAIRS,)),
+            *(() if srm is None else (SRM,)),
         )
         #: what a snapshot must have been taken with to be restored here (per part)
         self._fingerprint = None if detectors is None else repr(astuple(detectors.spec))
         self._pairs_fingerprint = None if pairs is None else repr((pairs.scale, pairs.threshold))
+        self._srm_fingerprint = None if srm is None else srm.fingerprint
         #: the period (:data:`SNAPSHOT_EVERY_MS`) of the last snapshot taken or restored
         self._snapshot_period: int | None = None
         #: on the first step, how far before the frontier to start (what the state topic keeps)
@@ -312,7 +327,7 @@ class GroupFeed:
             for start, parts in self._table.buckets(kind, since, point):
                 self._feed(kind, start, parts)
                 n += 1
-            if kind != PAIRS and self._detectors is not None:
+            if kind not in (PAIRS, SRM) and self._detectors is not None:
                 self._detectors.close(kind, point)
             self._fed[kind] = point
         return n
@@ -324,6 +339,13 @@ class GroupFeed:
                 for _, counts in parts:
                     add_sums(total, counts)
                 self._pairs.close(start, total.items())
+        elif kind == SRM:
+            if self._srm is not None:  # the partitions' lists per arm summed
+                arms: dict[str, int] = {}
+                for _, counts in parts:
+                    for arm, n in counts.items():
+                        arms[arm] = arms.get(arm, 0) + n
+                self._srm.close(start, arms)
         elif self._detectors is not None:
             for _, data in parts:
                 self._detectors.ingest(kind, start, data)
@@ -346,6 +368,9 @@ class GroupFeed:
         if self._pairs is not None:
             body["pairs_spec"] = self._pairs_fingerprint
             body["pairs"] = self._pairs.dump()
+        if self._srm is not None:
+            body["srm_spec"] = self._srm_fingerprint
+            body["srm"] = self._srm.dump()
         return SNAPSHOT_SLOTS[period % 2], encode_snapshot(body, min(self._fed.values()))
 
     def restore(self) -> bool:
@@ -367,6 +392,8 @@ class GroupFeed:
                 body.get("pairs_spec") == self._pairs_fingerprint and "pairs" in body
             ):
                 del fed[PAIRS]  # the tests start afresh from the buckets kept
+            if SRM in fed and not (body.get("srm_spec") == self._srm_fingerprint and "srm" in body):
+                del fed[SRM]  # (another configuration of the test: afresh, likewise)
             if not fed:
                 continue
             if any(
@@ -380,7 +407,7 @@ class GroupFeed:
             return False
         _, fed, body = max(usable, key=lambda u: u[0])
         try:
-            if self._detectors is not None and any(k != PAIRS for k in fed):
+            if self._detectors is not None and any(k not in (PAIRS, SRM) for k in fed):
                 self._detectors.load(body["state"])
         except (KeyError, ValueError) as exc:
             _LOG.warning("detectors: the snapshot could not be restored (%s)", exc)
@@ -391,6 +418,12 @@ class GroupFeed:
             except ValueError as exc:  # (the detectors' part stands)
                 _LOG.warning("interleaving tests: not restored from the snapshot (%s)", exc)
                 fed = {k: v for k, v in fed.items() if k != PAIRS}
+        if self._srm is not None and SRM in fed:
+            try:
+                self._srm.load(body["srm"])
+            except ValueError as exc:  # (the other parts stand)
+                _LOG.warning("sample-ratio test: not restored from the snapshot (%s)", exc)
+                fed = {k: v for k, v in fed.items() if k != SRM}
         self._fed = dict(fed)
         self._snapshot_period = self._period()
         _LOG.info("detectors: restored the group's state as of %s", fed)

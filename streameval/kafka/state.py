@@ -167,6 +167,15 @@ class StateTopic(Generic[B, D]):
             self._codecs.encode_pair_bucket(counts),
         )
 
+    def write_srm(self, source: str, start: int, counts: Any) -> None:
+        """One partition's lists per arm of one bucket (kind ``srm``)."""
+        srm = self._codecs.srm_kind
+        self.table.detection.put(source, srm, start, counts)
+        self._send(
+            detector_key(self._group, source, start, srm),
+            self._codecs.encode_srm_bucket(counts),
+        )
+
     def write_progress(self, source: str, progress: Any) -> None:
         self.table.detection.put_progress(source, progress)
         self._send(

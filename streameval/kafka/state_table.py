@@ -64,6 +64,9 @@ class StateCodecs(Generic[B, D]):
     encode_detector_bucket: Callable[[Any], bytes]
     encode_pair_bucket: Callable[[Any], bytes]
     encode_progress: Callable[[Any], bytes]
+    #: the kind of the sample-ratio test's lists per arm, and their values
+    srm_kind: str
+    encode_srm_bucket: Callable[[Any], bytes]
 
 
 def state_key(group: str, source: str, start: int) -> bytes:
@@ -72,8 +75,8 @@ def state_key(group: str, source: str, start: int) -> bytes:
 
 def detector_key(group: str, source: str, start: int, kind: str) -> bytes:
     """The key of a detector record (:mod:`streameval.group.feed`): a fourth field, the kind
-    (``judged`` / ``implicit`` / ``pairs`` bucket, ``progress`` with start 0, or ``snapshot``
-    with the chunk's index)."""
+    (``judged`` / ``implicit`` / ``pairs`` / ``srm`` bucket, ``progress`` with start 0, or
+    ``snapshot`` with the chunk's index)."""
     return f"{group}{_SEP}{source}{_SEP}{start}{_SEP}{kind}".encode()
 
 

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 from kafka.errors import KafkaError
 
-from streameval.detect.persisted import PAIRS
+from streameval.detect.persisted import PAIRS, SRM
 from streameval.engine import Pipeline
 from streameval.group.collector import PartitionCollector
 from streameval.group.feed import GroupFeed
@@ -186,6 +186,9 @@ class Committer:
         for source, start, counts in collector.ready_pairs():
             state.write_pairs(source, start, counts)
             written.append((source, PAIRS, start))
+        for source, start, arms in collector.ready_srm():
+            state.write_srm(source, start, arms)
+            written.append((source, SRM, start))
         table = state.table.detection
         for source, progress in collector.progress().items():
             if progress != table.progress(source):

@@ -7,7 +7,8 @@ topic they are group-wide: the lists of this instance's partitions are reduced t
 buckets per partition (the collector), written to the state topic, and the detectors fed the
 whole group's (the group feed, once the state topic is open). The interleaving tests (DESIGN
 §10) go the same way: the collector also reduces the interleaved lists to outcome counts per
-partition, and the group's feed the tests.
+partition, and the group's feed the tests; so does the sample-ratio test (DESIGN §12), with
+the lists per arm.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from dataclasses import dataclass, replace
 from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for
 from streameval.engine import Pipeline
-from streameval.engine.evaluator import Evaluator
+from streameval.engine.evaluator import FROM_SETTINGS, Evaluator
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.group.collector import PartitionCollector
 from streameval.interleave.detector import PairTests
 from streameval.log_limits import SecondsTimestampLog
 from streameval.snapshot import Snapshot
+from streameval.srm import SrmTest, arm_reader, srm_test_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,8 @@ class Evaluation:
     collector: PartitionCollector | None
     #: with the state topic: the group's interleaving tests (else None)
     pair_tests: PairTests | None
+    #: with the state topic: the group's sample-ratio test (else None: the evaluator's own)
+    srm_test: SrmTest | None = None
 
     @property
     def pipeline(self) -> Pipeline:
@@ -50,6 +54,8 @@ class Evaluation:
         snapshot = self.evaluator.snapshot(consumer_lag=consumer_lag)
         if self.pair_tests is not None:  # the group's tests, not this instance's partial ones
             snapshot = replace(snapshot, interleaving_tests=self.pair_tests.rows())
+        if self.srm_test is not None:
+            snapshot = replace(snapshot, srm=self.srm_test.row())
         return snapshot
 
 
@@ -60,10 +66,14 @@ def evaluation_for(
     detectors = detectors_for(settings)
     collector: PartitionCollector | None = None
     pair_tests: PairTests | None = None
+    srm_test: SrmTest | None = None
     if settings.kafka.state_topic:
+        ev = settings.evaluation
+        srm_test = srm_test_for(settings)
         collector = PartitionCollector(
             None if detectors is None else detectors.spec,
             bucket_ms=settings.evaluation.bucket,
+            arm_of=None if srm_test is None else arm_reader(ev.segment_labels, ev.control),
         )
         il = settings.evaluation.interleaving
         pair_tests = PairTests(il.mixture_scale, il.alpha)
@@ -73,9 +83,11 @@ def evaluation_for(
         settings,
         detectors=detectors,
         feed=collector or detectors,
+        # with the state topic the group's test runs on the group feed instead
+        srm=FROM_SETTINGS if collector is None else None,
         dead_letter=dead_letter,
         persist=bool(settings.kafka.state_topic),
         decoder_for=formats.by_topic_source,
         on_seconds=SecondsTimestampLog(),
     )
-    return Evaluation(evaluator, collector, pair_tests)
+    return Evaluation(evaluator, collector, pair_tests, srm_test)

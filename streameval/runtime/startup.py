@@ -119,6 +119,7 @@ def group_feed(
         state.table.detection,
         history_ms=max(settings.evaluation.windows),
         pairs=evaluation.pair_tests,
+        srm=evaluation.srm_test,
     )
     feed.set_sources(state.partitions(settings.kafka.topics))
     feed.restore()  # the group's detectors as of their last snapshot

@@ -4,11 +4,12 @@ imports none of windows/, detect/ or interleave/."""
 
 from __future__ import annotations
 
-from streameval.detect.persisted import PAIRS, encode_detector_bucket, encode_progress
+from streameval.detect.persisted import PAIRS, SRM, encode_detector_bucket, encode_progress
 from streameval.group.feed import KINDS, PROGRESS, SNAPSHOT, DetectorTable
 from streameval.interleave.partitioned import encode_pair_bucket
 from streameval.kafka.state import StateTopic
 from streameval.kafka.state_table import StateCodecs, StateTable
+from streameval.srm.partitioned import encode_arm_bucket
 from streameval.windows.persisted import BadState, decode_bucket, encode_bucket
 from streameval.windows.store import Bucket
 
@@ -31,6 +32,8 @@ STATE_CODECS: StateCodecs[Bucket, DetectorTable] = StateCodecs(
     encode_detector_bucket=encode_detector_bucket,
     encode_pair_bucket=encode_pair_bucket,
     encode_progress=encode_progress,
+    srm_kind=SRM,
+    encode_srm_bucket=encode_arm_bucket,
 )
 
 #: the state topic as the daemon reads and writes it

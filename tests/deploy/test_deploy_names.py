@@ -101,6 +101,7 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
         "StreamevalInvalidRecordsHigh",
         "StreamevalDeadLettersFailing",
         "StreamevalInterleavingRankerWorse",
+        "StreamevalSampleRatioMismatch",
     }
     for alert in alerts:
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}, alert["alert"]
@@ -110,6 +111,7 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
     # rules are dashboard context
     severity = {a["alert"]: a["labels"]["severity"] for a in alerts}
     assert severity["StreamevalRegression"] == "critical"
+    assert severity["StreamevalSampleRatioMismatch"] == "warning"  # a warning, not a page
     assert (
         severity["StreamevalNdcgBelowControl"] == severity["StreamevalNdcgBelowBaseline"] == "info"
     )

@@ -29,6 +29,8 @@ from streameval.snapshot import (
     NdcgRow,
     PairTestRow,
     Snapshot,
+    SrmArmRow,
+    SrmRow,
 )
 
 CONTROL = ("bm25", "control")
@@ -93,6 +95,14 @@ def full_snapshot() -> Snapshot:
         interleaving=(InterleavingRow("5m", "ltr", "bm25", 3, 1, 1),),
         interleaving_outcomes={("ltr", "bm25", "win"): 3},
         interleaving_tests=(PairTestRow("ltr", "bm25", 3, 1, -0.2, 4.6, None),),
+        srm=SrmRow(
+            (SrmArmRow("control", 60, 0.6, 0.5), SrmArmRow("treatment", 40, 0.4, 0.5)),
+            3,
+            1.2,
+            6.9,
+            1_700_000_000_000,
+            1_699_999_990_000,
+        ),
     )
 
 
