@@ -11,6 +11,8 @@ traffic). Records come out in non-decreasing event time:
    served one team-draft interleaved page of both rankings instead (arm ``interleaved``);
 3. their interactions (click, dwell, add_to_cart, purchase), seconds to minutes later;
 4. a trickle of judgments of pairs not judged yet (``judgment_rate`` per event second);
+   with ``llm_judge``, an LLM judge's grades of the pairs judged at the start, then its
+   re-grades of them (``llm_rate`` per event second, drifting by ``llm_drift`` per hour);
 5. optionally noise records (duplicates, invalid JSON) right after an impression or click.
 
 Independent random streams (catalogue, arrivals, rankers, regression, clicks, judgments, noise)
@@ -66,6 +68,34 @@ def _judgment(
     grade = rater_grade(query.grades[c], config.rater_noise, rng)
     judge = f"rater-{rng.randrange(config.raters) + 1}"
     raw = records.judgment(query.query_id, doc, grade, judge, time_ms)
+    return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+
+
+def llm_grade(true_grade: int, config: SimConfig, elapsed_ms: float, rng: random.Random) -> int:
+    """The LLM judge's grade ``elapsed_ms`` after the start: a rater's (``llm_noise``) shifted
+    by ``llm_drift`` per hour (the fractional part rounding up with its probability), within
+    0..3."""
+    grade = rater_grade(true_grade, config.llm_noise, rng)
+    bias = config.llm_drift * elapsed_ms / 3_600_000.0
+    shift = math.floor(bias)
+    if rng.random() < bias - shift:
+        shift += 1
+    return min(max(grade + shift, 0), GRADES - 1)
+
+
+def _llm_judgment(
+    catalogue: Catalogue,
+    pair: tuple[int, int],
+    config: SimConfig,
+    rng: random.Random,
+    time_ms: int,
+    start_ms: int,
+) -> SimRecord:
+    q, c = pair
+    query = catalogue.queries[q]
+    doc = query.doc_ids[c]
+    grade = llm_grade(query.grades[c], config, time_ms - start_ms, rng)
+    raw = records.judgment(query.query_id, doc, grade, f"llm:{config.llm_judge}", time_ms)
     return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
 
 
@@ -145,6 +175,10 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     first, later = _split_judged(catalogue, config, judge_rng)
     for pair in first:
         yield _judgment(catalogue, pair, config, judge_rng, start_ms)
+    llm = _rng(config, "llm") if config.llm_judge else None
+    if llm is not None:
+        for pair in first:
+            yield _llm_judgment(catalogue, pair, config, llm, start_ms, start_ms)
 
     end = math.inf if config.duration_ms is None else start_ms + config.duration_ms
     regress_from = (
@@ -163,14 +197,20 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     seq = 0
     imp_t = _next(float(start_ms), config.rate, arrivals)
     jud_t = _next(float(start_ms), config.judgment_rate if later else 0.0, judge_rng)
+    llm_t = math.inf if llm is None or not first else _next(float(start_ms), config.llm_rate, llm)
     n = 0
     while True:
-        t = min(imp_t, jud_t)
+        t = min(imp_t, jud_t, llm_t)
         if t >= end:
             break
         now = int(t)
         while pending and pending[0][0] <= now:
             yield heapq.heappop(pending)[2]
+        if llm is not None and llm_t < jud_t and llm_t <= imp_t:
+            pair = first[llm.randrange(len(first))]
+            yield _llm_judgment(catalogue, pair, config, llm, now, start_ms)
+            llm_t = _next(llm_t, config.llm_rate, llm)
+            continue
         if jud_t <= imp_t:
             yield _judgment(catalogue, later.pop(), config, judge_rng, now)
             jud_t = _next(jud_t, config.judgment_rate if later else 0.0, judge_rng)

@@ -1,0 +1,314 @@
+"""The engine's judge bookkeeping: per-family judged sources, agreement, freshness, head/tail.
+
+One :class:`JudgeTracker` per pipeline, told of every change of the judgment table (its
+listener) and of every finalized list (:meth:`JudgeTracker.fold`):
+
+* **families** (:mod:`.families`): each judge's family, registered when its first grade is read;
+* **per-family judged NDCG**: once two families or more have been seen, every finalized list
+  also gets a judged source per family, named ``judged:<family>`` (a doc's grade there is the
+  mean of that family's judges' latest grades; its ideal is that family's pool), scored by the
+  same :class:`~streameval.score.lists.ListScorer` and folded into the same windows. With one
+  family (every judge human, the default simulator's case) nothing is added or paid;
+* **agreement** (:mod:`.agreement`): per pair of families, over the (query, doc) pairs both
+  graded (each family's grade the mean of its judges' latest), Krippendorff's interval alpha and
+  the pair count, per window of judgment time ending at the newest judgment read, and ``all``;
+* **freshness**: per bucket of impression time, the judged docs shown in the top max(ks) of
+  finalized lists and those whose newest grade is older than ``max_age`` at the impression;
+* **coverage by query frequency**: the ``head_queries`` most frequent queries by finalized lists
+  since start (:class:`~.frequency.SpaceSaving`, decided afresh once per bucket) are the head;
+  judged coverage@k per bucket for head and tail lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from streameval.config import JudgesSettings
+from streameval.durations import format_duration
+from streameval.join.judgments import JudgmentStore
+from streameval.join.open_lists import OpenList
+from streameval.judges.agreement import PairSums
+from streameval.judges.families import Families
+from streameval.judges.frequency import SpaceSaving
+from streameval.score import all_distinct
+from streameval.score.lists import ListScorer
+from streameval.snapshot import (
+    AgreementRow,
+    FreshnessRow,
+    JudgesView,
+    Moments,
+    QueryClassCoverageRow,
+)
+from streameval.values import JUDGED, ScoredList, SourceScore
+from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
+
+HEAD = "head"
+TAIL = "tail"
+ALL = "all"
+#: the Space-Saving sketch holds this many counters per head query (its error bound shrinks
+#: with it: a held count overestimates by at most lists / capacity)
+SKETCH_PER_HEAD = 10
+
+_Grades = tuple[dict[str, float], list[float] | None]  # a family's grade per doc, its pool
+
+
+def relevance_of(family: str) -> str:
+    """The ``relevance`` label of a family's judged source: ``judged:<family>``."""
+    return f"{JUDGED}:{family}"
+
+
+class JudgeTracker:
+    __slots__ = (
+        "_agreement",
+        "_bucket_ms",
+        "_buckets",
+        "_families",
+        "_head",
+        "_head_bucket",
+        "_ks",
+        "_longest",
+        "_newest",
+        "_oldest",
+        "_per_query",
+        "_scorer",
+        "_settings",
+        "_shared",
+        "_sketch",
+        "_store",
+        "_unjudged",
+        "_windows",
+    )
+
+    def __init__(
+        self,
+        settings: JudgesSettings,
+        store: JudgmentStore,
+        scorer: ListScorer,
+        windows: Sequence[WindowSpec],
+        ks: Sequence[int],
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._scorer = scorer
+        self._windows = tuple(windows)
+        self._bucket_ms = windows[0].bucket_ms
+        self._longest = max(w.size_ms for w in windows)
+        self._oldest: int | None = None  # the smallest key of _buckets
+        self._ks = tuple(sorted(ks))
+        self._families = Families(settings.families, settings.max_families)
+        #: (query, doc) graded by two families or more -> family -> (newest time, mean grade)
+        self._shared: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}
+        self._newest: int | None = None
+        self._agreement: tuple[AgreementRow, ...] | None = None  # cached until a change
+        #: per query: (the table's version of it, per family its grades and pool, per judged
+        #: doc its newest grade time)
+        self._per_query: dict[str, tuple[int, dict[str, _Grades], dict[str, int]]] = {}
+        self._unjudged: dict[str, SourceScore] = {}
+        # bucket start -> [judged docs, stale docs, then per class (head, tail) and k:
+        # lists, coverage sum, coverage sum of squares]
+        self._buckets: dict[int, list[float]] = {}
+        self._sketch = SpaceSaving(SKETCH_PER_HEAD * settings.head_queries)
+        self._head: frozenset[str] = frozenset()
+        self._head_bucket: int | None = None
+        store.listener = self._changed
+
+    # --- the judgment table's listener ----------------------------------------------------------
+
+    def _changed(self, query_id: str, doc_id: str) -> None:
+        judges = self._store.judges_of(query_id).get(doc_id, {})
+        by_family: dict[str, list[tuple[int, float]]] = {}
+        of = self._families.of
+        for judge, entry in judges.items():
+            by_family.setdefault(of(judge), []).append(entry)
+            if self._newest is None or entry[0] > self._newest:
+                self._newest = entry[0]
+        key = (query_id, doc_id)
+        if len(by_family) >= 2:
+            self._shared[key] = {
+                family: (max(t for t, _ in entries), sum(g for _, g in entries) / len(entries))
+                for family, entries in by_family.items()
+            }
+        else:
+            self._shared.pop(key, None)
+        self._agreement = None
+
+    # --- per-family judged sources ----------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Two families or more seen: lists get a judged source per family."""
+        return len(self._families.names) >= 2
+
+    def _query(self, query_id: str) -> tuple[int, dict[str, _Grades], dict[str, int]]:
+        version = self._store.version(query_id)
+        cached = self._per_query.get(query_id)
+        if cached is not None and cached[0] == version:
+            return cached
+        of = self._families.of
+        sums: dict[str, dict[str, list[float]]] = {}
+        newest: dict[str, int] = {}
+        for doc, judges in self._store.judges_of(query_id).items():
+            for judge, (ts, grade) in judges.items():
+                acc = sums.setdefault(of(judge), {}).setdefault(doc, [0.0, 0.0])
+                acc[0] += grade
+                acc[1] += 1
+                if ts > newest.get(doc, ts - 1):
+                    newest[doc] = ts
+        pool = self._scorer.ideal_pool
+        families: dict[str, _Grades] = {}
+        for family, docs in sums.items():
+            grades = {doc: acc[0] / acc[1] for doc, acc in docs.items()}
+            families[family] = (grades, sorted(grades.values(), reverse=True) if pool else None)
+        cached = self._per_query[query_id] = (version, families, newest)
+        return cached
+
+    def family_sources(self, lst: OpenList) -> tuple[SourceScore, ...]:
+        """The judged source of each family for a finalized list (call when :attr:`active`)."""
+        _, families, _ = self._query(lst.query_id)
+        unique = all_distinct(lst.doc_ids)
+        out: list[SourceScore] = []
+        for family in self._families.names:
+            relevance = relevance_of(family)
+            got = families.get(family)
+            if got is None:
+                source = self._unjudged.get(family)
+                if source is None:
+                    source = self._unjudged[family] = self._scorer.unjudged_source(relevance)
+            else:
+                source = self._scorer.judged_source(relevance, lst.doc_ids, got[0], got[1], unique)
+            out.append(source)
+        return tuple(out)
+
+    def score(self, lst: OpenList, scored: ScoredList) -> ScoredList:
+        """``scored`` with the families' judged sources appended, when :attr:`active`."""
+        if not self.active:
+            return scored
+        return scored._replace(sources=scored.sources + self.family_sources(lst))
+
+    # --- freshness and coverage by frequency (windowed) ---------------------------------------
+
+    def fold(self, lst: OpenList, scored: ScoredList, *, windowed: bool) -> None:
+        """A finalized list: its query counted (once: not when re-read), its judged docs' ages
+        and its judged coverage per query class into its bucket (``windowed``: the windows
+        fold it too)."""
+        query_id = lst.query_id
+        b = bucket_start(lst.timestamp, self._bucket_ms)
+        if b != self._head_bucket:  # the head is decided afresh once per bucket
+            self._head_bucket = b
+            self._head = frozenset(self._sketch.top(self._settings.head_queries))
+        if not lst.counted_before:
+            self._sketch.add(query_id)
+        if not windowed:
+            return
+        acc = self._buckets.get(b)
+        nk = len(self._ks)
+        if acc is None:
+            acc = self._buckets[b] = [0.0] * (2 + 6 * nk)
+            if self._oldest is None or b < self._oldest:
+                self._oldest = b
+        if query_id and self._store.version(query_id) >= 0:
+            _, _, newest = self._query(query_id)
+            oldest_ok = lst.timestamp - self._settings.max_age
+            seen: set[str] = set()
+            for doc in lst.doc_ids[: self._ks[-1]]:
+                ts = newest.get(doc)
+                if ts is not None and doc not in seen:
+                    seen.add(doc)
+                    acc[0] += 1
+                    if ts < oldest_ok:
+                        acc[1] += 1
+        coverage = _judged_coverage(scored)
+        if coverage is not None:
+            i = 2 + (0 if query_id in self._head else 3 * nk)
+            for c in coverage:
+                acc[i] += 1
+                acc[i + 1] += c
+                acc[i + 2] += c * c
+                i += 3
+
+    def evict(self, horizon_ms: int) -> None:
+        """Drop buckets no window covers any more as of ``horizon_ms``."""
+        oldest = bucket_start(horizon_ms, self._bucket_ms) - self._longest
+        if self._oldest is None or self._oldest >= oldest:
+            return  # the common case (every watermark move): nothing to drop
+        for b in [b for b in self._buckets if b < oldest]:
+            del self._buckets[b]
+        self._oldest = min(self._buckets, default=None)
+
+    def reset(self) -> None:
+        """Before the streams are re-read (a rebalance): the buckets go, as the windows do."""
+        self._buckets.clear()
+        self._oldest = None
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def agreement(self) -> tuple[AgreementRow, ...]:
+        if self._agreement is not None:
+            return self._agreement
+        windows = [(format_duration(w), w) for w in sorted(self._settings.agreement_windows)]
+        sums: dict[tuple[str, str, str], PairSums] = {}
+        newest = self._newest if self._newest is not None else 0
+        for grades in self._shared.values():
+            families = sorted(grades)
+            for i, a in enumerate(families):
+                ta, ga = grades[a]
+                for b in families[i + 1 :]:
+                    tb, gb = grades[b]
+                    when = max(ta, tb)
+                    for name, size in [(ALL, None), *windows]:
+                        if size is None or when > newest - size:
+                            key = (name, a, b)
+                            acc = sums.get(key)
+                            if acc is None:
+                                acc = sums[key] = PairSums()
+                            acc.add(ga, gb)
+        order = {name: i for i, (name, _) in enumerate([*windows, (ALL, 0)])}
+        rows = [
+            AgreementRow(name, a, b, acc.units, acc.alpha) for (name, a, b), acc in sums.items()
+        ]
+        rows.sort(key=lambda r: (order[r.window], r.family, r.other))
+        self._agreement = tuple(rows)
+        return self._agreement
+
+    def view(self, horizon_ms: int | None) -> JudgesView:
+        freshness: list[FreshnessRow] = []
+        coverage: list[QueryClassCoverageRow] = []
+        nk = len(self._ks)
+        if horizon_ms is not None:
+            for spec in self._windows:
+                total = [0.0] * (2 + 6 * nk)
+                for s in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms):
+                    acc = self._buckets.get(s)
+                    if acc is not None:
+                        for i, v in enumerate(acc):
+                            total[i] += v
+                freshness.append(FreshnessRow(spec.name, int(total[0]), int(total[1])))
+                for c, query_class in enumerate((HEAD, TAIL)):
+                    for j, k in enumerate(self._ks):
+                        i = 2 + 3 * (c * nk + j)
+                        if total[i]:
+                            m = Moments(int(total[i]), total[i + 1], total[i + 2])
+                            coverage.append(QueryClassCoverageRow(spec.name, query_class, k, m))
+        settings = self._settings
+        return JudgesView(
+            families=tuple(self._families.names),
+            agreement=self.agreement(),
+            agreement_floor=settings.agreement_floor,
+            agreement_min_pairs=settings.agreement_min_pairs,
+            newest_judgment_ms=self._newest,
+            max_age_ms=settings.max_age,
+            freshness=tuple(freshness),
+            coverage_by_class=tuple(coverage),
+            head_queries=settings.head_queries,
+        )
+
+
+def _judged_coverage(scored: ScoredList) -> tuple[float, ...] | None:
+    """The judged source's coverage@k of a scored list (found by name: sources may be many)."""
+    for source in scored.sources:
+        if source.relevance == JUDGED:
+            return source.coverage
+    return None
+
+
+__all__ = ["HEAD", "TAIL", "JudgeTracker", "relevance_of"]
