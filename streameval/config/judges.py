@@ -1,4 +1,4 @@
-"""``[judges]``: judge families, their agreement, judgment freshness, coverage by query frequency."""
+"""``[judges]``: judge families, agreement, judgment freshness, coverage by query frequency."""
 
 from __future__ import annotations
 

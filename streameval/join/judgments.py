@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 
 from streameval.events.models import Judgment
 
-
 _NO_DOCS: Mapping[str, Mapping[str, tuple[int, float]]] = {}
 
 

@@ -83,20 +83,30 @@ def llm_grade(true_grade: int, config: SimConfig, elapsed_ms: float, rng: random
     return min(max(grade + shift, 0), GRADES - 1)
 
 
-def _llm_judgment(
-    catalogue: Catalogue,
-    pair: tuple[int, int],
-    config: SimConfig,
-    rng: random.Random,
-    time_ms: int,
-    start_ms: int,
-) -> SimRecord:
-    q, c = pair
-    query = catalogue.queries[q]
-    doc = query.doc_ids[c]
-    grade = llm_grade(query.grades[c], config, time_ms - start_ms, rng)
-    raw = records.judgment(query.query_id, doc, grade, f"llm:{config.llm_judge}", time_ms)
-    return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+def _llm_judgments(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
+    """The LLM judge's records (``llm_judge``; a random stream of its own): its grades of the
+    pairs the raters judge at the start, at the start, then a re-grade of one of them every
+    Exp(``llm_rate``) seconds until the end."""
+    catalogue = catalogue_of(config)
+    # the same split as _events makes (its first use of the same stream)
+    pairs, _ = _split_judged(catalogue, config, _rng(config, "judgments"))
+    rng = _rng(config, "llm")
+    judge = f"llm:{config.llm_judge}"
+    end = math.inf if config.duration_ms is None else start_ms + config.duration_ms
+
+    def judgment(pair: tuple[int, int], time_ms: int) -> SimRecord:
+        query = catalogue.queries[pair[0]]
+        doc = query.doc_ids[pair[1]]
+        grade = llm_grade(query.grades[pair[1]], config, time_ms - start_ms, rng)
+        raw = records.judgment(query.query_id, doc, grade, judge, time_ms)
+        return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+
+    for pair in pairs:
+        yield judgment(pair, start_ms)
+    t = _next(float(start_ms), config.llm_rate if pairs else 0.0, rng)
+    while t < end:
+        yield judgment(pairs[rng.randrange(len(pairs))], int(t))
+        t = _next(t, config.llm_rate, rng)
 
 
 def _split_judged(
@@ -158,6 +168,8 @@ class DailyMix:
 def traffic(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     """The simulated stream from ``start_ms`` (epoch milliseconds, event time)."""
     stream = _events(config, start_ms)
+    if config.llm_judge:  # merged in by event time (on a tie, the other records first)
+        stream = heapq.merge(stream, _llm_judgments(config, start_ms), key=lambda r: r.time_ms)
     if config.noise_share <= 0:
         return stream
     return _with_noise(stream, config.noise_share, _rng(config, "noise"))
@@ -175,10 +187,6 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     first, later = _split_judged(catalogue, config, judge_rng)
     for pair in first:
         yield _judgment(catalogue, pair, config, judge_rng, start_ms)
-    llm = _rng(config, "llm") if config.llm_judge else None
-    if llm is not None:
-        for pair in first:
-            yield _llm_judgment(catalogue, pair, config, llm, start_ms, start_ms)
 
     end = math.inf if config.duration_ms is None else start_ms + config.duration_ms
     regress_from = (
@@ -197,20 +205,14 @@ def _events(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     seq = 0
     imp_t = _next(float(start_ms), config.rate, arrivals)
     jud_t = _next(float(start_ms), config.judgment_rate if later else 0.0, judge_rng)
-    llm_t = math.inf if llm is None or not first else _next(float(start_ms), config.llm_rate, llm)
     n = 0
     while True:
-        t = min(imp_t, jud_t, llm_t)
+        t = min(imp_t, jud_t)
         if t >= end:
             break
         now = int(t)
         while pending and pending[0][0] <= now:
             yield heapq.heappop(pending)[2]
-        if llm is not None and llm_t < jud_t and llm_t <= imp_t:
-            pair = first[llm.randrange(len(first))]
-            yield _llm_judgment(catalogue, pair, config, llm, now, start_ms)
-            llm_t = _next(llm_t, config.llm_rate, llm)
-            continue
         if jud_t <= imp_t:
             yield _judgment(catalogue, later.pop(), config, judge_rng, now)
             jud_t = _next(jud_t, config.judgment_rate if later else 0.0, judge_rng)
