@@ -30,6 +30,7 @@ from streameval.snapshot import (
     PairTestRow,
     Snapshot,
 )
+from tests.unit.export.judges_view import JUDGES_VIEW
 
 CONTROL = ("bm25", "control")
 TREATMENT = ("ltr", "treatment")
@@ -93,6 +94,7 @@ def full_snapshot() -> Snapshot:
         interleaving=(InterleavingRow("5m", "ltr", "bm25", 3, 1, 1),),
         interleaving_outcomes={("ltr", "bm25", "win"): 3},
         interleaving_tests=(PairTestRow("ltr", "bm25", 3, 1, -0.2, 4.6, None),),
+        judges=JUDGES_VIEW,
     )
 
 
