@@ -1,7 +1,9 @@
 """The most frequent queries, in bounded memory: the Space-Saving sketch.
 
 Metwally, A., Agrawal, D. & El Abbadi, A. (2005). Efficient computation of frequent and top-k
-elements in data streams. *ICDT 2005*, LNCS 3363, 398–412.
+elements in data streams. *ICDT 2005*, LNCS 3363, 398–412; weighted updates: Berinde, R.,
+Cormode, G., Indyk, P. & Strauss, M. (2010). Space-optimal heavy hitters with strong error
+bounds. *ACM TODS* 35(4).
 
 ``capacity`` counters; an item already counted adds one to its counter; a new item takes a free
 counter, or else the smallest counter's place with that count plus one (its overestimate, kept
@@ -30,9 +32,11 @@ class SpaceSaving:
         self._seq = 0
         self.total = 0
 
-    def add(self, item: str) -> None:
+    def add(self, item: str, weight: int = 1) -> None:
+        """Count ``item`` ``weight`` times (the weighted update of Berinde, Cormode, Indyk &
+        Strauss 2010, which keeps the bounds with total = the sum of the weights)."""
         self._seq += 1
-        self.total += 1
+        self.total += weight
         seq = self._seq
         entry = self._counts.get(item)
         if entry is None:
@@ -44,7 +48,7 @@ class SpaceSaving:
                 del self._since[floor[2]]
                 entry = self._counts[item] = [floor[0], floor[0], seq]
             self._since[item] = seq
-        entry[0] += 1
+        entry[0] += weight
         entry[2] = seq
         heapq.heappush(self._heap, (entry[0], seq, item))
         if len(self._heap) > 4 * self._capacity + 16:
@@ -66,8 +70,9 @@ class SpaceSaving:
 
     def top(self, n: int) -> list[str]:
         """The ``n`` items with the largest estimated counts (ties: held longer first)."""
-        ranked = sorted(self._counts.items(), key=lambda kv: (-kv[1][0], self._since[kv[0]]))
-        return [item for item, _ in ranked[:n]]
+        since = self._since
+        ranked = heapq.nsmallest(n, [(-e[0], since[i], i) for i, e in self._counts.items()])
+        return [item for _, _, item in ranked]
 
     def __len__(self) -> int:
         return len(self._counts)

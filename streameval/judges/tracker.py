@@ -15,12 +15,14 @@ listener) and of every finalized list (:meth:`JudgeTracker.fold`):
 * **freshness**: per bucket of impression time, the judged docs shown in the top max(ks) of
   finalized lists and those whose newest grade is older than ``max_age`` at the impression;
 * **coverage by query frequency**: the ``head_queries`` most frequent queries by finalized lists
-  since start (:class:`~.frequency.SpaceSaving`, decided afresh once per bucket) are the head;
+  since start (:class:`~.frequency.SpaceSaving`, decided afresh once per minute of impression
+  time, from the counts before it) are the head;
   judged coverage@k per bucket for head and tail lists.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from streameval.config import JudgesSettings
@@ -47,7 +49,10 @@ TAIL = "tail"
 ALL = "all"
 #: the Space-Saving sketch holds this many counters per head query (its error bound shrinks
 #: with it: a held count overestimates by at most lists / capacity)
-SKETCH_PER_HEAD = 10
+SKETCH_PER_HEAD = 5
+#: the head is decided afresh at most once per this much impression time (a sort of the
+#: sketch's counters; a head query's rank barely moves within a minute)
+HEAD_EVERY = 60_000
 
 _Grades = tuple[dict[str, float], list[float] | None]  # a family's grade per doc, its pool
 
@@ -64,18 +69,22 @@ class JudgeTracker:
         "_buckets",
         "_families",
         "_head",
-        "_head_bucket",
+        "_head_until",
         "_ks",
         "_longest",
+        "_minute",
         "_newest",
         "_oldest",
+        "_oldest_grade",
         "_per_query",
         "_scorer",
         "_settings",
         "_shared",
         "_sketch",
         "_store",
+        "_tail_at",
         "_unjudged",
+        "_width",
         "_windows",
     )
 
@@ -95,21 +104,28 @@ class JudgeTracker:
         self._longest = max(w.size_ms for w in windows)
         self._oldest: int | None = None  # the smallest key of _buckets
         self._ks = tuple(sorted(ks))
+        # a bucket: judged docs, stale docs, then (lists, coverage sum, sum of squares) per k
+        # for head lists, then the same for tail lists
+        self._width = 2 + 6 * len(self._ks)
+        self._tail_at = 2 + 3 * len(self._ks)
         self._families = Families(settings.families, settings.max_families)
         #: (query, doc) graded by two families or more -> family -> (newest time, mean grade)
         self._shared: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}
         self._newest: int | None = None
+        #: the oldest grade time ever read (a bound: the grade may have been replaced since)
+        self._oldest_grade: float = math.inf
         self._agreement: tuple[AgreementRow, ...] | None = None  # cached until a change
         #: per query: (the table's version of it, per family its grades and pool, per judged
-        #: doc its newest grade time)
-        self._per_query: dict[str, tuple[int, dict[str, _Grades], dict[str, int]]] = {}
+        #: doc its newest grade time, the oldest of those)
+        self._per_query: dict[str, tuple[int, dict[str, _Grades], dict[str, int], float]] = {}
         self._unjudged: dict[str, SourceScore] = {}
         # bucket start -> [judged docs, stale docs, then per class (head, tail) and k:
         # lists, coverage sum, coverage sum of squares]
         self._buckets: dict[int, list[float]] = {}
         self._sketch = SpaceSaving(SKETCH_PER_HEAD * settings.head_queries)
         self._head: frozenset[str] = frozenset()
-        self._head_bucket: int | None = None
+        self._head_until = -math.inf  # the end of the minute the head was decided for
+        self._minute: dict[str, int] = {}  # lists per query since the head was decided
         store.listener = self._changed
 
     # --- the judgment table's listener ----------------------------------------------------------
@@ -122,6 +138,7 @@ class JudgeTracker:
             by_family.setdefault(of(judge), []).append(entry)
             if self._newest is None or entry[0] > self._newest:
                 self._newest = entry[0]
+            self._oldest_grade = min(self._oldest_grade, entry[0])
         key = (query_id, doc_id)
         if len(by_family) >= 2:
             self._shared[key] = {
@@ -139,7 +156,7 @@ class JudgeTracker:
         """Two families or more seen: lists get a judged source per family."""
         return len(self._families.names) >= 2
 
-    def _query(self, query_id: str) -> tuple[int, dict[str, _Grades], dict[str, int]]:
+    def _query(self, query_id: str) -> tuple[int, dict[str, _Grades], dict[str, int], float]:
         version = self._store.version(query_id)
         cached = self._per_query.get(query_id)
         if cached is not None and cached[0] == version:
@@ -159,12 +176,13 @@ class JudgeTracker:
         for family, docs in sums.items():
             grades = {doc: acc[0] / acc[1] for doc, acc in docs.items()}
             families[family] = (grades, sorted(grades.values(), reverse=True) if pool else None)
-        cached = self._per_query[query_id] = (version, families, newest)
+        oldest = min(newest.values(), default=math.inf)
+        cached = self._per_query[query_id] = (version, families, newest, oldest)
         return cached
 
     def family_sources(self, lst: OpenList) -> tuple[SourceScore, ...]:
         """The judged source of each family for a finalized list (call when :attr:`active`)."""
-        _, families, _ = self._query(lst.query_id)
+        _, families, _, _ = self._query(lst.query_id)
         unique = all_distinct(lst.doc_ids)
         out: list[SourceScore] = []
         for family in self._families.names:
@@ -190,41 +208,58 @@ class JudgeTracker:
     def fold(self, lst: OpenList, scored: ScoredList, *, windowed: bool) -> None:
         """A finalized list: its query counted (once: not when re-read), its judged docs' ages
         and its judged coverage per query class into its bucket (``windowed``: the windows
-        fold it too)."""
+        fold it too). Runs for every list: the judged docs shown come from the judged source's
+        coverage@max(k), and their ages are looked at only when one of the query's judged docs
+        can be stale (the query's oldest newest-grade time is before impression − max_age)."""
         query_id = lst.query_id
-        b = bucket_start(lst.timestamp, self._bucket_ms)
-        if b != self._head_bucket:  # the head is decided afresh once per bucket
-            self._head_bucket = b
+        ts = lst.timestamp
+        b = ts - ts % self._bucket_ms  # bucket_start, inline (once per list)
+        if b >= self._head_until or b < self._head_until - HEAD_EVERY:
+            # once per minute of impression time: the minute's counts into the sketch (in the
+            # order first seen), and the head decided afresh from them
+            self._head_until = b - b % HEAD_EVERY + HEAD_EVERY
+            add = self._sketch.add
+            for query, n in self._minute.items():
+                add(query, n)
+            self._minute.clear()
             self._head = frozenset(self._sketch.top(self._settings.head_queries))
         if not lst.counted_before:
-            self._sketch.add(query_id)
+            minute = self._minute
+            minute[query_id] = minute.get(query_id, 0) + 1
         if not windowed:
             return
         acc = self._buckets.get(b)
-        nk = len(self._ks)
         if acc is None:
-            acc = self._buckets[b] = [0.0] * (2 + 6 * nk)
+            acc = self._buckets[b] = [0.0] * self._width
             if self._oldest is None or b < self._oldest:
                 self._oldest = b
-        if query_id and self._store.version(query_id) >= 0:
-            _, _, newest = self._query(query_id)
-            oldest_ok = lst.timestamp - self._settings.max_age
-            seen: set[str] = set()
-            for doc in lst.doc_ids[: self._ks[-1]]:
-                ts = newest.get(doc)
-                if ts is not None and doc not in seen:
-                    seen.add(doc)
-                    acc[0] += 1
-                    if ts < oldest_ok:
-                        acc[1] += 1
-        coverage = _judged_coverage(scored)
-        if coverage is not None:
-            i = 2 + (0 if query_id in self._head else 3 * nk)
-            for c in coverage:
-                acc[i] += 1
-                acc[i + 1] += c
-                acc[i + 2] += c * c
-                i += 3
+        sources = scored.sources
+        judged = sources[1] if len(sources) > 1 and sources[1].relevance == JUDGED else None
+        if judged is None:
+            judged = next((s for s in sources if s.relevance == JUDGED), None)
+        coverage = None if judged is None else judged.coverage
+        if coverage is None:
+            return
+        top = self._ks[-1]
+        shown = len(lst.doc_ids) if len(lst.doc_ids) < top else top
+        judged_docs = round(coverage[-1] * shown)  # judged positions in the top max(k)
+        if judged_docs:
+            acc[0] += judged_docs
+            oldest_ok = ts - self._settings.max_age
+            # (no grade ever read is that old: none can be stale, the usual case)
+            if oldest_ok > self._oldest_grade:
+                _, _, newest, oldest = self._query(query_id)
+                if oldest < oldest_ok:  # a doc of this query may be stale: look
+                    for doc in lst.doc_ids[:top]:
+                        when = newest.get(doc)
+                        if when is not None and when < oldest_ok:
+                            acc[1] += 1
+        i = self._tail_at if query_id not in self._head else 2
+        for c in coverage:
+            acc[i] += 1
+            acc[i + 1] += c
+            acc[i + 2] += c * c
+            i += 3
 
     def evict(self, horizon_ms: int) -> None:
         """Drop buckets no window covers any more as of ``horizon_ms``."""
@@ -301,14 +336,6 @@ class JudgeTracker:
             coverage_by_class=tuple(coverage),
             head_queries=settings.head_queries,
         )
-
-
-def _judged_coverage(scored: ScoredList) -> tuple[float, ...] | None:
-    """The judged source's coverage@k of a scored list (found by name: sources may be many)."""
-    for source in scored.sources:
-        if source.relevance == JUDGED:
-            return source.coverage
-    return None
 
 
 __all__ = ["HEAD", "TAIL", "JudgeTracker", "relevance_of"]
