@@ -300,7 +300,7 @@ class Pipeline(EventTime, Checkpoints):
             scored = judges.score(lst, scored)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         folded = persisted is None or lst.timestamp >= persisted
-        judges.fold(lst, scored, windowed=folded)
+        judges.fold(lst, scored, folded)
         if folded:
             self._windows.add(scored)
             for windowed in self._windowed:

@@ -86,6 +86,7 @@ class JudgeTracker:
         "_unjudged",
         "_width",
         "_windows",
+        "active",
     )
 
     def __init__(
@@ -104,10 +105,10 @@ class JudgeTracker:
         self._longest = max(w.size_ms for w in windows)
         self._oldest: int | None = None  # the smallest key of _buckets
         self._ks = tuple(sorted(ks))
-        # a bucket: judged docs, stale docs, then (lists, coverage sum, sum of squares) per k
-        # for head lists, then the same for tail lists
-        self._width = 2 + 6 * len(self._ks)
-        self._tail_at = 2 + 3 * len(self._ks)
+        # a bucket: judged docs, stale docs, then for head lists: lists, (coverage sum, sum of
+        # squares) per k; then the same for tail lists
+        self._width = 2 + 2 * (1 + 2 * len(self._ks))
+        self._tail_at = 2 + 1 + 2 * len(self._ks)
         self._families = Families(settings.families, settings.max_families)
         #: (query, doc) graded by two families or more -> family -> (newest time, mean grade)
         self._shared: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}
@@ -126,6 +127,9 @@ class JudgeTracker:
         self._head: frozenset[str] = frozenset()
         self._head_until = -math.inf  # the end of the minute the head was decided for
         self._minute: dict[str, int] = {}  # lists per query since the head was decided
+        #: two families or more seen: lists get a judged source per family (a plain attribute:
+        #: the pipeline reads it for every list)
+        self.active = False
         store.listener = self._changed
 
     # --- the judgment table's listener ----------------------------------------------------------
@@ -139,6 +143,7 @@ class JudgeTracker:
             if self._newest is None or entry[0] > self._newest:
                 self._newest = entry[0]
             self._oldest_grade = min(self._oldest_grade, entry[0])
+        self.active = len(self._families.names) >= 2
         key = (query_id, doc_id)
         if len(by_family) >= 2:
             self._shared[key] = {
@@ -150,11 +155,6 @@ class JudgeTracker:
         self._agreement = None
 
     # --- per-family judged sources ----------------------------------------------------------------
-
-    @property
-    def active(self) -> bool:
-        """Two families or more seen: lists get a judged source per family."""
-        return len(self._families.names) >= 2
 
     def _query(self, query_id: str) -> tuple[int, dict[str, _Grades], dict[str, int], float]:
         version = self._store.version(query_id)
@@ -205,7 +205,7 @@ class JudgeTracker:
 
     # --- freshness and coverage by frequency (windowed) ---------------------------------------
 
-    def fold(self, lst: OpenList, scored: ScoredList, *, windowed: bool) -> None:
+    def fold(self, lst: OpenList, scored: ScoredList, windowed: bool) -> None:
         """A finalized list: its query counted (once: not when re-read), its judged docs' ages
         and its judged coverage per query class into its bucket (``windowed``: the windows
         fold it too). Runs for every list: the judged docs shown come from the judged source's
@@ -255,11 +255,12 @@ class JudgeTracker:
                         if when is not None and when < oldest_ok:
                             acc[1] += 1
         i = self._tail_at if query_id not in self._head else 2
+        acc[i] += 1  # lists (the same for every k)
+        i += 1
         for c in coverage:
-            acc[i] += 1
-            acc[i + 1] += c
-            acc[i + 2] += c * c
-            i += 3
+            acc[i] += c
+            acc[i + 1] += c * c
+            i += 2
 
     def evict(self, horizon_ms: int) -> None:
         """Drop buckets no window covers any more as of ``horizon_ms``."""
@@ -308,22 +309,23 @@ class JudgeTracker:
     def view(self, horizon_ms: int | None) -> JudgesView:
         freshness: list[FreshnessRow] = []
         coverage: list[QueryClassCoverageRow] = []
-        nk = len(self._ks)
         if horizon_ms is not None:
             for spec in self._windows:
-                total = [0.0] * (2 + 6 * nk)
+                total = [0.0] * self._width
                 for s in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms):
                     acc = self._buckets.get(s)
                     if acc is not None:
                         for i, v in enumerate(acc):
                             total[i] += v
                 freshness.append(FreshnessRow(spec.name, int(total[0]), int(total[1])))
-                for c, query_class in enumerate((HEAD, TAIL)):
+                for start, query_class in ((2, HEAD), (self._tail_at, TAIL)):
+                    lists = int(total[start])
+                    if not lists:
+                        continue
                     for j, k in enumerate(self._ks):
-                        i = 2 + 3 * (c * nk + j)
-                        if total[i]:
-                            m = Moments(int(total[i]), total[i + 1], total[i + 2])
-                            coverage.append(QueryClassCoverageRow(spec.name, query_class, k, m))
+                        i = start + 1 + 2 * j
+                        m = Moments(lists, total[i], total[i + 1])
+                        coverage.append(QueryClassCoverageRow(spec.name, query_class, k, m))
         settings = self._settings
         return JudgesView(
             families=tuple(self._families.names),
