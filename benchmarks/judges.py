@@ -20,15 +20,11 @@ Guarantee: every run with drift fires; no run without drift does.
 from __future__ import annotations
 
 import statistics
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from streameval.config import Settings  # noqa: E402
-from streameval.engine.evaluator import Evaluator  # noqa: E402
-from streameval.sim import SimConfig, traffic  # noqa: E402
+from streameval.config import Settings
+from streameval.engine.evaluator import Evaluator
+from streameval.sim import SimConfig, traffic
 
 START_MS = 1_700_000_000_000
 STEP_MS = 300_000  # a snapshot every 5 minutes of event time
