@@ -29,7 +29,7 @@ from streameval.durations import format_duration
 from streameval.export.compare import Z95, compare_to_control
 from streameval.export.history import History
 from streameval.export.status_words import STATES, arm_name, detector_words
-from streameval.report import interleaving_json
+from streameval.report import interleaving_json, judges_json
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
 
@@ -169,8 +169,29 @@ def status_payload(
             for row, words in detection
         ],
         "interleaving": interleaving_payload(snapshot),
+        "judges": judges_payload(snapshot),
         "history": history.to_json(),
     }
+
+
+def judges_payload(snapshot: Snapshot) -> dict[str, Any] | None:
+    """The judges' section (DESIGN §12): ``replay``'s ``"judges"`` object, each agreement row
+    marked ``low`` as StreamevalJudgeAgreementLow's expression would be (below the floor, with
+    enough pairs, on a window other than ``all``); None without judgments."""
+    if snapshot.judges is None or not snapshot.judgments:
+        return None
+    out = judges_json(snapshot.judges)
+    floor, min_pairs = out["agreement_floor"], out["agreement_min_pairs"]
+    for row in out["agreement"]:
+        alpha = _num(row["alpha"])
+        row["alpha"] = alpha
+        row["low"] = (
+            row["window"] != "all"
+            and alpha is not None
+            and alpha < floor
+            and row["pairs"] >= min_pairs
+        )
+    return out
 
 
 def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:
