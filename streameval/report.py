@@ -159,8 +159,8 @@ def judges_json(view: JudgesView) -> dict[str, Any]:
                 "window": r.window,
                 "query_class": r.query_class,
                 "k": r.k,
-                "lists": r.coverage.n,
-                "coverage": r.coverage.mean,
+                "lists": r.lists,
+                "coverage": r.coverage,
             }
             for r in view.coverage_by_class
         ],

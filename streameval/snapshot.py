@@ -232,7 +232,13 @@ class QueryClassCoverageRow:
     window: str
     query_class: str  # "head" or "tail"
     k: int
-    coverage: Moments
+    lists: int
+    coverage_sum: float  # judged coverage@k summed over the lists
+
+    @property
+    def coverage(self) -> float | None:
+        """Mean judged coverage@k of the lists."""
+        return self.coverage_sum / self.lists if self.lists else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -281,7 +281,8 @@ class Pipeline(EventTime, Checkpoints):
             self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
         windows = self._windows
         windows.evict(horizon)
-        self._judge_tracker.evict(horizon)
+        if horizon >= self._judge_tracker.evict_due:
+            self._judge_tracker.evict(horizon)
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
         self._due = min(
             joiner.next_due(),

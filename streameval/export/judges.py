@@ -46,8 +46,8 @@ def judges_families(snapshot: Snapshot) -> list[Metric]:
     lists = gauge(names.QUERY_CLASS_LISTS, class_labels)
     for cov in view.coverage_by_class:
         values = [cov.window, cov.query_class, str(cov.k)]
-        lists.add_metric(values, cov.coverage.n)
-        mean = cov.coverage.mean
+        lists.add_metric(values, cov.lists)
+        mean = cov.coverage
         if mean is not None:
             coverage.add_metric(values, mean)
     return [alpha, pairs, floor, min_pairs, share, stale, judged, max_age, coverage, lists]

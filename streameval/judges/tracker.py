@@ -38,7 +38,6 @@ from streameval.snapshot import (
     AgreementRow,
     FreshnessRow,
     JudgesView,
-    Moments,
     QueryClassCoverageRow,
 )
 from streameval.values import JUDGED, ScoredList, SourceScore
@@ -87,6 +86,7 @@ class JudgeTracker:
         "_width",
         "_windows",
         "active",
+        "evict_due",
     )
 
     def __init__(
@@ -104,11 +104,13 @@ class JudgeTracker:
         self._bucket_ms = windows[0].bucket_ms
         self._longest = max(w.size_ms for w in windows)
         self._oldest: int | None = None  # the smallest key of _buckets
+        #: the horizon from which :meth:`evict` has a bucket to drop
+        self.evict_due: float = math.inf
         self._ks = tuple(sorted(ks))
-        # a bucket: judged docs, stale docs, then for head lists: lists, (coverage sum, sum of
-        # squares) per k; then the same for tail lists
-        self._width = 2 + 2 * (1 + 2 * len(self._ks))
-        self._tail_at = 2 + 1 + 2 * len(self._ks)
+        # a bucket: judged docs, stale docs, then for head lists: lists, coverage sum per k;
+        # then the same for tail lists
+        self._width = 2 + 2 * (1 + len(self._ks))
+        self._tail_at = 2 + 1 + len(self._ks)
         self._families = Families(settings.families, settings.max_families)
         #: (query, doc) graded by two families or more -> family -> (newest time, mean grade)
         self._shared: dict[tuple[str, str], dict[str, tuple[int, float]]] = {}
@@ -232,7 +234,7 @@ class JudgeTracker:
         if acc is None:
             acc = self._buckets[b] = [0.0] * self._width
             if self._oldest is None or b < self._oldest:
-                self._oldest = b
+                self._set_oldest(b)
         sources = scored.sources
         judged = sources[1] if len(sources) > 1 and sources[1].relevance == JUDGED else None
         if judged is None:
@@ -256,25 +258,33 @@ class JudgeTracker:
                             acc[1] += 1
         i = self._tail_at if query_id not in self._head else 2
         acc[i] += 1  # lists (the same for every k)
-        i += 1
-        for c in coverage:
-            acc[i] += c
-            acc[i + 1] += c * c
-            i += 2
+        if judged_docs:  # (else no judged doc in the top max(k): coverage 0 at every k)
+            for c in coverage:
+                i += 1
+                acc[i] += c
 
     def evict(self, horizon_ms: int) -> None:
-        """Drop buckets no window covers any more as of ``horizon_ms``."""
+        """Drop buckets no window covers any more as of ``horizon_ms`` (the pipeline calls it
+        once the horizon reaches :attr:`evict_due`)."""
         oldest = bucket_start(horizon_ms, self._bucket_ms) - self._longest
-        if self._oldest is None or self._oldest >= oldest:
-            return  # the common case (every watermark move): nothing to drop
         for b in [b for b in self._buckets if b < oldest]:
             del self._buckets[b]
-        self._oldest = min(self._buckets, default=None)
+        self._set_oldest(min(self._buckets, default=None))
+
+    def _set_oldest(self, oldest: int | None) -> None:
+        """The oldest bucket, and the horizon at which it is dropped (as the windows'
+        ``WindowStore.next_eviction``)."""
+        self._oldest = oldest
+        if oldest is None:
+            self.evict_due = math.inf
+        else:
+            after = oldest + self._longest
+            self.evict_due = after - after % self._bucket_ms + self._bucket_ms
 
     def reset(self) -> None:
         """Before the streams are re-read (a rebalance): the buckets go, as the windows do."""
         self._buckets.clear()
-        self._oldest = None
+        self._set_oldest(None)
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -323,9 +333,10 @@ class JudgeTracker:
                     if not lists:
                         continue
                     for j, k in enumerate(self._ks):
-                        i = start + 1 + 2 * j
-                        m = Moments(lists, total[i], total[i + 1])
-                        coverage.append(QueryClassCoverageRow(spec.name, query_class, k, m))
+                        row = QueryClassCoverageRow(
+                            spec.name, query_class, k, lists, total[start + 1 + j]
+                        )
+                        coverage.append(row)
         settings = self._settings
         return JudgesView(
             families=tuple(self._families.names),

@@ -6,7 +6,6 @@ from streameval.snapshot import (
     AgreementRow,
     FreshnessRow,
     JudgesView,
-    Moments,
     QueryClassCoverageRow,
 )
 
@@ -23,8 +22,8 @@ JUDGES_VIEW = JudgesView(
     max_age_ms=2_592_000_000,
     freshness=(FreshnessRow("5m", 40, 10), FreshnessRow("1h", 0, 0)),
     coverage_by_class=(
-        QueryClassCoverageRow("5m", "head", 10, Moments(4, 3.0, 2.5)),
-        QueryClassCoverageRow("5m", "tail", 10, Moments(2, 0.5, 0.25)),
+        QueryClassCoverageRow("5m", "head", 10, 4, 3.0),
+        QueryClassCoverageRow("5m", "tail", 10, 2, 0.5),
     ),
     head_queries=100,
 )

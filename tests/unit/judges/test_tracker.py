@@ -119,7 +119,8 @@ def test_freshness_and_head_tail_coverage() -> None:
     assert (fresh["1m"].judged_docs, fresh["1m"].stale_docs) == (0, 0)
     # the head is decided once per bucket from the counts before it: r1 (nothing counted yet)
     # is tail, r2 (q counted once) head
-    cov = {(r.window, r.query_class, r.k): r.coverage for r in view.coverage_by_class}
-    assert cov["10m", "tail", 3].n == 1 and cov["10m", "tail", 3].mean == 1.0
-    assert cov["10m", "head", 3].n == 1 and cov["10m", "head", 3].mean == pytest.approx(2 / 3)
-    assert cov["10m", "head", 1].mean == 1.0
+    cov = {(r.window, r.query_class, r.k): r for r in view.coverage_by_class}
+    assert cov["10m", "tail", 3].lists == 1 and cov["10m", "tail", 3].coverage == 1.0
+    assert cov["10m", "head", 3].lists == 1
+    assert cov["10m", "head", 3].coverage == pytest.approx(2 / 3)
+    assert cov["10m", "head", 1].coverage == 1.0
