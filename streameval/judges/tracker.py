@@ -68,9 +68,10 @@ class JudgeTracker:
         "_buckets",
         "_families",
         "_head",
-        "_head_until",
+        "_head_from",
         "_ks",
         "_longest",
+        "_max_age",
         "_minute",
         "_newest",
         "_oldest",
@@ -82,6 +83,7 @@ class JudgeTracker:
         "_sketch",
         "_store",
         "_tail_at",
+        "_top",
         "_unjudged",
         "_width",
         "_windows",
@@ -107,6 +109,8 @@ class JudgeTracker:
         #: the horizon from which :meth:`evict` has a bucket to drop
         self.evict_due: float = math.inf
         self._ks = tuple(sorted(ks))
+        self._top = self._ks[-1]
+        self._max_age = settings.max_age
         # a bucket: judged docs, stale docs, then for head lists: lists, coverage sum per k;
         # then the same for tail lists
         self._width = 2 + 2 * (1 + len(self._ks))
@@ -127,7 +131,7 @@ class JudgeTracker:
         self._buckets: dict[int, list[float]] = {}
         self._sketch = SpaceSaving(SKETCH_PER_HEAD * settings.head_queries)
         self._head: frozenset[str] = frozenset()
-        self._head_until = -math.inf  # the end of the minute the head was decided for
+        self._head_from = -math.inf  # the start of the minute the head was decided for
         self._minute: dict[str, int] = {}  # lists per query since the head was decided
         #: two families or more seen: lists get a judged source per family (a plain attribute:
         #: the pipeline reads it for every list)
@@ -216,10 +220,10 @@ class JudgeTracker:
         query_id = lst.query_id
         ts = lst.timestamp
         b = ts - ts % self._bucket_ms  # bucket_start, inline (once per list)
-        if b >= self._head_until or b < self._head_until - HEAD_EVERY:
+        if not self._head_from <= b < self._head_from + HEAD_EVERY:
             # once per minute of impression time: the minute's counts into the sketch (in the
             # order first seen), and the head decided afresh from them
-            self._head_until = b - b % HEAD_EVERY + HEAD_EVERY
+            self._head_from = b - b % HEAD_EVERY
             add = self._sketch.add
             for query, n in self._minute.items():
                 add(query, n)
@@ -242,17 +246,18 @@ class JudgeTracker:
         coverage = None if judged is None else judged.coverage
         if coverage is None:
             return
-        top = self._ks[-1]
-        shown = len(lst.doc_ids) if len(lst.doc_ids) < top else top
+        top = self._top
+        doc_ids = lst.doc_ids
+        shown = len(doc_ids) if len(doc_ids) < top else top
         judged_docs = round(coverage[-1] * shown)  # judged positions in the top max(k)
         if judged_docs:
             acc[0] += judged_docs
-            oldest_ok = ts - self._settings.max_age
+            oldest_ok = ts - self._max_age
             # (no grade ever read is that old: none can be stale, the usual case)
             if oldest_ok > self._oldest_grade:
                 _, _, newest, oldest = self._query(query_id)
                 if oldest < oldest_ok:  # a doc of this query may be stale: look
-                    for doc in lst.doc_ids[:top]:
+                    for doc in doc_ids[:top]:
                         when = newest.get(doc)
                         if when is not None and when < oldest_ok:
                             acc[1] += 1
