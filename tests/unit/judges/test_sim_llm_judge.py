@@ -56,3 +56,15 @@ def test_bad_knobs_name_the_field() -> None:
         SimConfig(llm_rate=-1.0)
     with pytest.raises(ConfigError, match="llm_noise"):
         SimConfig(llm_noise=2.0)
+
+
+def test_the_traffic_flags() -> None:
+    import argparse
+
+    from streameval.sim.arguments import add_traffic_arguments, sim_config
+
+    parser = argparse.ArgumentParser()
+    add_traffic_arguments(parser, rate=10.0, regression_at=None)
+    config = sim_config(parser.parse_args(["--llm-judge", "gpt-4o", "--llm-drift", "0.5"]))
+    assert (config.llm_judge, config.llm_drift) == ("gpt-4o", 0.5)
+    assert sim_config(parser.parse_args([])).llm_judge == ""  # off by default
