@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from streameval.snapshot import DetectionRow, Intake, Snapshot, SrmRow
+from streameval.snapshot import DetectionRow, Intake, JudgesView, Snapshot, SrmRow
 from streameval.values import ScoredList
 
 
@@ -144,7 +144,52 @@ def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
         out["detection"] = [*out.get("detection", []), *interleaving_detection_json(snapshot)]
     if snapshot.srm is not None:
         out["srm"] = srm_json(snapshot.srm)
+    if snapshot.judges is not None and snapshot.judgments:
+        out["judges"] = judges_json(snapshot.judges)
     return out
+
+
+def judges_json(view: JudgesView) -> dict[str, Any]:
+    """DESIGN §12's ``"judges"`` object: the judge families, the agreement between them, the
+    freshness of the judgments behind judged NDCG, and judged coverage of head and tail
+    queries (judged NDCG per family is in ``"windows"``, ``relevance = "judged:<family>"``)."""
+    return {
+        "families": list(view.families),
+        "agreement": [
+            {
+                "window": r.window,
+                "family": r.family,
+                "other": r.other,
+                "pairs": r.pairs,
+                "alpha": r.alpha,
+            }
+            for r in view.agreement
+        ],
+        "agreement_floor": view.agreement_floor,
+        "agreement_min_pairs": view.agreement_min_pairs,
+        "newest_judgment_ms": view.newest_judgment_ms,
+        "max_age_ms": view.max_age_ms,
+        "freshness": [
+            {
+                "window": r.window,
+                "judged_docs": r.judged_docs,
+                "stale_docs": r.stale_docs,
+                "stale_share": r.stale_share,
+            }
+            for r in view.freshness
+        ],
+        "head_queries": view.head_queries,
+        "coverage_by_query_class": [
+            {
+                "window": r.window,
+                "query_class": r.query_class,
+                "k": r.k,
+                "lists": r.lists,
+                "coverage": r.coverage,
+            }
+            for r in view.coverage_by_class
+        ],
+    }
 
 
 def _snapshot_json(snapshot: Snapshot) -> dict[str, Any]:

@@ -227,6 +227,64 @@ class DetectionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class AgreementRow:
+    """Agreement between two judge families over the (query, doc) pairs both graded whose newer
+    grade falls in the window of judgment time (``"all"``: every shared pair held)."""
+
+    window: str
+    family: str
+    other: str
+    pairs: int
+    alpha: float | None  # Krippendorff's alpha, interval metric; None: undefined
+
+
+@dataclass(frozen=True, slots=True)
+class FreshnessRow:
+    """Judged docs shown in the top max(ks) of the window's lists, and those of them whose
+    newest grade was older than ``[judges] max_age`` at the list's impression."""
+
+    window: str
+    judged_docs: int
+    stale_docs: int
+
+    @property
+    def stale_share(self) -> float | None:
+        return self.stale_docs / self.judged_docs if self.judged_docs else None
+
+
+@dataclass(frozen=True, slots=True)
+class QueryClassCoverageRow:
+    """Judged coverage@k over the window's lists of head or tail queries (by frequency)."""
+
+    window: str
+    query_class: str  # "head" or "tail"
+    k: int
+    lists: int
+    coverage_sum: float  # judged coverage@k summed over the lists
+
+    @property
+    def coverage(self) -> float | None:
+        """Mean judged coverage@k of the lists."""
+        return self.coverage_sum / self.lists if self.lists else None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgesView:
+    """Judge families, their agreement, freshness and coverage by query frequency (DESIGN §12)."""
+
+    families: tuple[str, ...] = ()
+    agreement: tuple[AgreementRow, ...] = ()
+    agreement_floor: float = 0.0
+    agreement_min_pairs: int = 0
+    #: the newest judgment time seen (the agreement windows end there); None: no judgment
+    newest_judgment_ms: int | None = None
+    max_age_ms: int = 0
+    freshness: tuple[FreshnessRow, ...] = ()
+    coverage_by_class: tuple[QueryClassCoverageRow, ...] = ()
+    head_queries: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything the exporters show, as of one moment of the pipeline."""
 
@@ -264,3 +322,5 @@ class Snapshot:
     detection: tuple[DetectionRow, ...] = ()
     #: the sample-ratio test of the A/B (None: off, or fewer than two arms seen)
     srm: SrmRow | None = None
+    #: judge families, agreement, freshness, coverage by query frequency (None: not tracked)
+    judges: JudgesView | None = None

@@ -729,6 +729,65 @@ def sample_ratio_row() -> Section:
     )
 
 
+def judges_row() -> Section:
+    """DESIGN §12: judged NDCG per judge family, the agreement between families, freshness of
+    the judgments and judged coverage of head and tail queries (docs/judges.md)."""
+    fam = f'{JOB}, k="$k", window="$window", relevance=~"judged.*", {SEG}'
+    return Section(
+        "Judges",
+        (
+            timeseries_panel(
+                "Judge agreement (Krippendorff's alpha, interval)",
+                query(
+                    f'max without (instance) (streameval_judge_agreement{{{JOB}, window!="all"}})',
+                    "{{family}} vs {{other}} ({{window}})",
+                ),
+                query(f"max by (job) (streameval_judge_agreement_floor{{{JOB}}})", "floor"),
+                width=8,
+                unit="none",
+                description="Agreement of two judge families over the (query, doc) pairs both "
+                "graded within the window of judgment time: 1 perfect, 0 chance. Below the "
+                "floor with enough pairs, StreamevalJudgeAgreementLow fires.",
+            )
+            .decimals(3)
+            .max(1),
+            timeseries_panel(
+                "Judged NDCG@$k per judge family ($window)",
+                query(
+                    f"sum by (relevance) (streameval_window_ndcg_sum{{{fam}}}) "
+                    f"/ sum by (relevance) (streameval_window_lists{{{fam}}})",
+                    "{{relevance}}",
+                ),
+                width=8,
+                description="relevance=judged is every judge's mean grade; judged:<family> "
+                "each family's own (present once two families have graded).",
+            ).decimals(3),
+            timeseries_panel(
+                "Stale judgments and head/tail coverage@$k ($window)",
+                query(
+                    f'sum(streameval_judgment_stale_docs{{{JOB}, window="$window"}}) '
+                    f'/ sum(streameval_judgment_judged_docs{{{JOB}, window="$window"}})',
+                    "stale share",
+                ),
+                query(
+                    "sum by (query_class) (streameval_judged_coverage_by_query_class"
+                    f'{{{JOB}, k="$k", window="$window"}} * on (instance, query_class) '
+                    f'streameval_query_class_lists{{{JOB}, k="$k", window="$window"}}) '
+                    "/ sum by (query_class) (streameval_query_class_lists"
+                    f'{{{JOB}, k="$k", window="$window"}})',
+                    "judged coverage, {{query_class}} queries",
+                ),
+                width=8,
+                unit="percentunit",
+                description="Stale: judged docs in the top k whose newest grade is older than "
+                "judges.max_age. Head: the judges.head_queries most frequent queries.",
+            )
+            .min(0)
+            .max(1),
+        ),
+    )
+
+
 #: The dashboard, top to bottom.
 ROWS: tuple[Callable[[], Section], ...] = (
     now_row,
@@ -736,6 +795,7 @@ ROWS: tuple[Callable[[], Section], ...] = (
     regression_detection_row,
     sample_ratio_row,
     interleaving_row,
+    judges_row,
     judged_vs_implicit_row,
     engagement_row,
     throughput_and_intake_row,

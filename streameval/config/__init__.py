@@ -17,6 +17,7 @@ from streameval.config.base import Duration
 from streameval.config.detection import DetectionSettings
 from streameval.config.evaluation import DwellGrade, EvaluationSettings, InterleavingSettings
 from streameval.config.input import InputSettings, SourceFormat
+from streameval.config.judges import JudgesSettings
 from streameval.config.kafka import KafkaSettings
 from streameval.config.loading import load_settings
 from streameval.config.mapping import (
@@ -39,6 +40,7 @@ __all__ = [
     "ImpressionMapping",
     "InputSettings",
     "InterleavingSettings",
+    "JudgesSettings",
     "JudgmentMapping",
     "KafkaSettings",
     "MappingSettings",

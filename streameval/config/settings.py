@@ -10,6 +10,7 @@ from streameval.config.detection import DetectionSettings
 from streameval.config.env import ListFriendlyEnvSource
 from streameval.config.evaluation import EvaluationSettings
 from streameval.config.input import InputSettings
+from streameval.config.judges import JudgesSettings
 from streameval.config.kafka import KafkaSettings
 from streameval.config.metrics import MetricsSettings
 from streameval.config.srm import SrmSettings
@@ -32,6 +33,7 @@ class Settings(BaseSettings):
     detection: DetectionSettings = DetectionSettings()
     input: InputSettings = InputSettings()
     srm: SrmSettings = SrmSettings()
+    judges: JudgesSettings = JudgesSettings()
 
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:

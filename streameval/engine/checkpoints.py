@@ -20,6 +20,7 @@ from streameval.engine.judgments import JudgmentRules
 from streameval.engine.recovery import Checkpoint, Recovery
 from streameval.engine.snapshots import build_snapshot
 from streameval.join import Joiner
+from streameval.judges import JudgeTracker
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowStore
 from streameval.windows.store import Bucket
@@ -39,6 +40,7 @@ class Checkpoints:
     _resettable: Sequence[JudgedEarlyConsumer]
     _attribution: int
     _closed_ids_dropped: int
+    _judge_tracker: JudgeTracker
 
     @property
     def horizon(self) -> int | None:
@@ -55,6 +57,7 @@ class Checkpoints:
         self._intake.unmatched_from_pending(self._joiner.pending_clicks_counted)
         for windowed in self._windowed:
             windowed.reset()
+        self._judge_tracker.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
         for consumer in self._resettable:
@@ -137,4 +140,5 @@ class Checkpoints:
             watermark_ms=self._watermark.watermark,
             consumer_lag=consumer_lag or {},
             windowed=self._windowed,
+            judges=self._judge_tracker.view(self.horizon),
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from streameval.config import EvaluationSettings
+from streameval.config import EvaluationSettings, JudgesSettings
 from streameval.engine.checkpoints import Checkpoints
 from streameval.engine.consumers import (
     DeclinesJudged,
@@ -32,6 +32,7 @@ from streameval.events.decode import Invalid, decoder, dedup_key
 from streameval.events.models import Impression, Judgment
 from streameval.interleave import InterleavingStore
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
+from streameval.judges import JudgeTracker
 from streameval.score.lists import ListScorer
 from streameval.values import (
     ACCEPTED,
@@ -58,6 +59,7 @@ class Pipeline(EventTime, Checkpoints):
         persist: bool = False,
         decoder_for: DecoderFor | None = None,
         on_seconds: Callable[[int, str], None] | None = None,
+        judges: JudgesSettings | None = None,
     ) -> None:
         self._settings = settings
         #: told (event time, source) of each impression or click whose event time is surely
@@ -101,6 +103,14 @@ class Pipeline(EventTime, Checkpoints):
             settings.bucket, max(settings.windows) + settings.allowed_lateness, persist
         )
         self._judged = JudgedEarly(self._early, self._scorer, self._judgments, settings.bucket)
+        #: judge families, their agreement, freshness, head/tail coverage (DESIGN §12)
+        self._judge_tracker = JudgeTracker(
+            JudgesSettings() if judges is None else judges,
+            self._judgments,
+            self._scorer,
+            [WindowSpec(w, settings.bucket) for w in settings.windows],
+            settings.ks,
+        )
         self._start_stream()
 
     def _start_stream(self) -> None:
@@ -271,6 +281,8 @@ class Pipeline(EventTime, Checkpoints):
             self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
         windows = self._windows
         windows.evict(horizon)
+        if horizon >= self._judge_tracker.evict_due:
+            self._judge_tracker.evict(horizon)
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
         self._due = min(
             joiner.next_due(),
@@ -284,8 +296,13 @@ class Pipeline(EventTime, Checkpoints):
             # closes, and is reused just below
             self._judged.hand(lst)
         scored = self._scorer.score(lst, self._judgments)
+        judges = self._judge_tracker
+        if judges.active:  # two judge families or more: a judged source per family
+            scored = judges.score(lst, scored)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
-        if persisted is None or lst.timestamp >= persisted:
+        folded = persisted is None or lst.timestamp >= persisted
+        judges.fold(lst, scored, folded)
+        if folded:
             self._windows.add(scored)
             for windowed in self._windowed:
                 windowed.add(scored)

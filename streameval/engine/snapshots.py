@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from streameval.config import EvaluationSettings
 from streameval.engine.consumers import WindowedConsumer
 from streameval.engine.intake import IntakeCounters
-from streameval.snapshot import Snapshot
+from streameval.snapshot import JudgesView, Snapshot
 from streameval.windows import Totals, WindowStore
 
 
@@ -24,6 +24,7 @@ def build_snapshot(
     watermark_ms: int | None,
     consumer_lag: dict[tuple[str, int], int],
     windowed: Sequence[WindowedConsumer],
+    judges: JudgesView | None = None,
 ) -> Snapshot:
     """The snapshot of the windows and counters, with the rows of each windowed consumer."""
     ndcg, engagement = windows.rows(horizon)
@@ -42,6 +43,7 @@ def build_snapshot(
         watermark_ms=watermark_ms,
         horizon_ms=horizon,
         consumer_lag=consumer_lag,
+        judges=judges,
     )
     for consumer in windowed:
         snapshot = consumer.into_snapshot(snapshot, horizon)

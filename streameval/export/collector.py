@@ -25,6 +25,7 @@ from prometheus_client.core import Metric
 from streameval.errors import ConfigError, StreamevalError
 from streameval.events.decode import INVALID_REASONS
 from streameval.export import names
+from streameval.export.judges import judges_families
 from streameval.export.metric_help import COUNTERS, GAUGES, counter, gauge
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
@@ -100,6 +101,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_interleaving_families(snapshot))
     families.extend(_detection_families(snapshot))
     families.extend(_srm_families(snapshot))
+    families.extend(judges_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 

@@ -96,6 +96,24 @@ HELP: dict[str, str] = {
     names.FORGOTTEN_IDS_TOTAL: "Remembered identities forgotten over their cap before their "
     "time, by kind (judgment: a re-sent judgment may then count again; list: a click for that "
     "list then counts unmatched instead of late).",
+    names.JUDGE_AGREEMENT: "Krippendorff's alpha (interval metric) between two judge families "
+    "over the (query, doc) pairs both graded (each family's grade the mean of its judges' "
+    "latest) whose newer grade is within the window of judgment time ('all': every shared "
+    "pair); 1 = perfect, 0 = chance; omitted when undefined.",
+    names.JUDGE_AGREEMENT_PAIRS: "Shared (query, doc) pairs behind streameval_judge_agreement.",
+    names.JUDGE_AGREEMENT_FLOOR: "judges.agreement_floor: the agreement below which "
+    "StreamevalJudgeAgreementLow fires.",
+    names.JUDGE_AGREEMENT_MIN_PAIRS: "judges.agreement_min_pairs: the shared pairs a window "
+    "needs before StreamevalJudgeAgreementLow considers it.",
+    names.JUDGMENT_STALE_SHARE: "Share of the judged docs shown in the top max(k) of the "
+    "window's lists whose newest grade was older than judges.max_age at the impression.",
+    names.JUDGMENT_STALE_DOCS: "Numerator of streameval_judgment_stale_share (for sum/sum).",
+    names.JUDGMENT_JUDGED_DOCS: "Denominator of streameval_judgment_stale_share: judged docs "
+    "shown in the top max(k) of the window's lists.",
+    names.JUDGMENT_MAX_AGE: "judges.max_age in seconds: a judgment older than this is stale.",
+    names.JUDGED_COVERAGE_BY_QUERY_CLASS: "Mean judged coverage@k of the window's lists of "
+    "head queries (the judges.head_queries most frequent since start) or tail queries.",
+    names.QUERY_CLASS_LISTS: "Lists behind streameval_judged_coverage_by_query_class.",
 }
 
 GAUGES: tuple[str, ...] = (
@@ -136,6 +154,16 @@ GAUGES: tuple[str, ...] = (
     names.SRM_OBSERVED_SHARE,
     names.SRM_EXPECTED_SHARE,
     names.SRM_EXCLUDED_LISTS,
+    names.JUDGE_AGREEMENT,
+    names.JUDGE_AGREEMENT_PAIRS,
+    names.JUDGE_AGREEMENT_FLOOR,
+    names.JUDGE_AGREEMENT_MIN_PAIRS,
+    names.JUDGMENT_STALE_SHARE,
+    names.JUDGMENT_STALE_DOCS,
+    names.JUDGMENT_JUDGED_DOCS,
+    names.JUDGMENT_MAX_AGE,
+    names.JUDGED_COVERAGE_BY_QUERY_CLASS,
+    names.QUERY_CLASS_LISTS,
 )
 COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,

@@ -70,6 +70,21 @@ REGRESSION_SHIFT = "streameval_regression_shift"  # extension: estimated shift o
 REGRESSION_SHIFT_STDERR = "streameval_regression_shift_stderr"  # extension: its standard error
 #: extension: event time (Unix seconds) of the bucket at which the alarm first held
 REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
+# Judges (DESIGN §12), gauges. Agreement between two judge families, labels: window, family,
+# other; judgment freshness, label: window; judged coverage by query frequency, labels: window,
+# query_class (head | tail), k; the configured floor, minimum pairs and maximum age, no label
+JUDGE_AGREEMENT = "streameval_judge_agreement"
+JUDGE_AGREEMENT_PAIRS = "streameval_judge_agreement_pairs"
+JUDGE_AGREEMENT_FLOOR = "streameval_judge_agreement_floor"
+JUDGE_AGREEMENT_MIN_PAIRS = "streameval_judge_agreement_min_pairs"
+JUDGMENT_STALE_SHARE = "streameval_judgment_stale_share"
+JUDGMENT_STALE_DOCS = "streameval_judgment_stale_docs"
+JUDGMENT_JUDGED_DOCS = "streameval_judgment_judged_docs"
+JUDGMENT_MAX_AGE = "streameval_judgment_max_age_seconds"
+JUDGED_COVERAGE_BY_QUERY_CLASS = "streameval_judged_coverage_by_query_class"
+QUERY_CLASS_LISTS = "streameval_query_class_lists"
+JUDGE_AGREEMENT_LABELS = ("window", "family", "other")
+QUERY_CLASS_LABELS = ("window", "query_class", "k")
 INTERLEAVING_DETECTOR = "interleaving"
 INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
@@ -156,5 +171,15 @@ ALL: frozenset[str] = frozenset(
         SRM_OBSERVED_SHARE,
         SRM_EXPECTED_SHARE,
         SRM_EXCLUDED_LISTS,
+        JUDGE_AGREEMENT,
+        JUDGE_AGREEMENT_PAIRS,
+        JUDGE_AGREEMENT_FLOOR,
+        JUDGE_AGREEMENT_MIN_PAIRS,
+        JUDGMENT_STALE_SHARE,
+        JUDGMENT_STALE_DOCS,
+        JUDGMENT_JUDGED_DOCS,
+        JUDGMENT_MAX_AGE,
+        JUDGED_COVERAGE_BY_QUERY_CLASS,
+        QUERY_CLASS_LISTS,
     }
 )

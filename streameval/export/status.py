@@ -36,7 +36,7 @@ from streameval.export.status_words import (
     detector_words,
     srm_words,
 )
-from streameval.report import interleaving_json, srm_json
+from streameval.report import interleaving_json, judges_json, srm_json
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
 
@@ -184,6 +184,7 @@ def status_payload(
             for row, words in detection
         ],
         "interleaving": interleaving_payload(snapshot),
+        "judges": judges_payload(snapshot),
         "history": history.to_json(),
         "srm": srm_payload(snapshot),
     }
@@ -200,6 +201,26 @@ def srm_payload(snapshot: Snapshot) -> dict[str, Any] | None:
     for arm in out["arms"]:  # (NaN is not JSON)
         arm["observed_share"] = _num(arm["observed_share"])
     return {**out, **srm_words(row, snapshot.horizon_ms), "broken_split_note": BROKEN_SPLIT}
+
+
+def judges_payload(snapshot: Snapshot) -> dict[str, Any] | None:
+    """The judges' section (DESIGN §12): ``replay``'s ``"judges"`` object, each agreement row
+    marked ``low`` as StreamevalJudgeAgreementLow's expression would be (below the floor, with
+    enough pairs, on a window other than ``all``); None without judgments."""
+    if snapshot.judges is None or not snapshot.judgments:
+        return None
+    out = judges_json(snapshot.judges)
+    floor, min_pairs = out["agreement_floor"], out["agreement_min_pairs"]
+    for row in out["agreement"]:
+        alpha = _num(row["alpha"])
+        row["alpha"] = alpha
+        row["low"] = (
+            row["window"] != "all"
+            and alpha is not None
+            and alpha < floor
+            and row["pairs"] >= min_pairs
+        )
+    return out
 
 
 def interleaving_payload(snapshot: Snapshot) -> list[dict[str, Any]]:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from streameval.events.models import Judgment
+
+_NO_DOCS: Mapping[str, Mapping[str, tuple[int, float]]] = {}
 
 
 class _Query:
@@ -32,12 +34,15 @@ class _Query:
 
 
 class JudgmentStore:
-    __slots__ = ("_entries", "_queries", "_stamp")
+    __slots__ = ("_entries", "_queries", "_stamp", "listener")
 
     def __init__(self) -> None:
         self._queries: dict[str, _Query] = {}
         self._entries = 0
         self._stamp = 0  # grows with every change of any query's judgments
+        #: told (query_id, doc_id) after every change of that doc's grades (the judge
+        #: families' bookkeeping, :mod:`streameval.judges`); None: nobody listens
+        self.listener: Callable[[str, str], None] | None = None
 
     def apply(self, judgment: Judgment, *, replace: bool = False) -> bool:
         """Record a judgment; False when it changes nothing (the same grade and time again).
@@ -64,6 +69,8 @@ class JudgmentStore:
         query.pool = None
         self._stamp += 1
         query.version = self._stamp
+        if self.listener is not None:
+            self.listener(judgment.query_id, judgment.doc_id)
         return True
 
     def version(self, query_id: str) -> int:
@@ -109,7 +116,14 @@ class JudgmentStore:
         query.pool = None
         self._stamp += 1
         query.version = self._stamp
+        if self.listener is not None:
+            self.listener(query_id, doc_id)
         return True
+
+    def judges_of(self, query_id: str) -> Mapping[str, Mapping[str, tuple[int, float]]]:
+        """Per judged doc of ``query_id``, each judge's latest (timestamp, grade); read-only."""
+        query = self._queries.get(query_id)
+        return _NO_DOCS if query is None else query.docs
 
     def __len__(self) -> int:
         """Number of (query, doc, judge) grades held."""

@@ -160,11 +160,24 @@ class ListScorer:
         return self._source(IMPLICIT, self._scorer.score(grades, grades), None)
 
     def _judged(self, lst: OpenList, judgments: JudgmentStore, unique: bool) -> SourceScore:
-        doc_ids = lst.doc_ids
         query_id = lst.query_id
         judged = judgments.grades(query_id) if query_id else _EMPTY
         if not judged:  # a query nobody judged: every grade 0, nothing judged, no ideal
             return self._unjudged
+        pool = judgments.pool(query_id) if self._ideal_pool else None
+        return self.judged_source(JUDGED, lst.doc_ids, judged, pool, unique)
+
+    def judged_source(
+        self,
+        relevance: str,
+        doc_ids: Sequence[str],
+        judged: Mapping[str, float],
+        pool: list[float] | None,
+        unique: bool,
+    ) -> SourceScore:
+        """A judged source named ``relevance`` from the grade of each judged doc (``judged``,
+        not empty) and the query's pool of grades best first (used with ``ideal = "pool"``):
+        the judged source, or one judge family's (:mod:`streameval.judges`)."""
         grades = _grades(doc_ids, judged, unique)
         flags = list(map(judged.__contains__, doc_ids))
         judged_at = list(accumulate(flags))  # judged docs in the top 1, 2, … positions
@@ -174,11 +187,20 @@ class ListScorer:
         coverage = tuple([judged_at[i] / shown for i, shown in plan])
         if self._condensed:
             grades = condensed(grades, flags)
-        if self._ideal_pool:
-            scores = self._scorer.score(grades, judgments.pool(query_id), best_first=True)
+        if pool is not None:
+            scores = self._scorer.score(grades, pool, best_first=True)
         else:
             scores = self._scorer.score(grades, grades)
-        return self._source(JUDGED, scores, coverage)
+        return self._source(relevance, scores, coverage)
+
+    @property
+    def ideal_pool(self) -> bool:
+        """``ideal = "pool"``: a judged source's ideal is its query's pool of grades."""
+        return self._ideal_pool
+
+    def unjudged_source(self, relevance: str) -> SourceScore:
+        """The judged source named ``relevance`` of a list whose query has no judgment."""
+        return self._unjudged._replace(relevance=relevance)
 
     def _plan_coverage(self, length: int) -> tuple[tuple[int, int], ...]:
         """Judged coverage@k = judged docs in the top k / min(k, length) (the positions shown;

@@ -109,6 +109,20 @@ def add_traffic_arguments(
         "model and the same regression; scored as interleaving (DESIGN §10)",
     )
     g.add_argument(
+        "--llm-judge",
+        default="",
+        metavar="MODEL",
+        help="add an LLM judge (judge llm:MODEL) beside the raters: it grades the pairs judged "
+        "at the start, then re-grades one every second (default: none; docs/judges.md)",
+    )
+    g.add_argument(
+        "--llm-drift",
+        type=float,
+        default=0.0,
+        metavar="GRADES_PER_HOUR",
+        help="the LLM judge's grade bias, growing by this much per event hour (default 0)",
+    )
+    g.add_argument(
         "--noise",
         type=share,
         default=0.0,
@@ -137,4 +151,6 @@ def sim_config(args: argparse.Namespace) -> SimConfig:
         regression_size=args.regression_size,
         noise_share=args.noise,
         interleaving=getattr(args, "interleaving", False),
+        llm_judge=getattr(args, "llm_judge", ""),
+        llm_drift=getattr(args, "llm_drift", 0.0),
     )

@@ -105,6 +105,19 @@ class SimConfig:
     rater_noise: float = 0.1
     raters: int = 5
 
+    # --- an LLM judge beside the raters (issue 31; off by default: logs stay as they were) ---
+    #: the model of an LLM judge, whose judgments name ``llm:<model>``; "" = no LLM judge. It
+    #: grades every pair the raters judge at the start, then re-grades judged pairs at
+    #: ``llm_rate`` (its own random stream: the rest of the traffic does not change)
+    llm_judge: str = ""
+    #: LLM re-grades of pairs judged at the start, per event second
+    llm_rate: float = 1.0
+    #: probability that the LLM's grade is off by one from the true grade (as ``rater_noise``)
+    llm_noise: float = 0.1
+    #: the LLM's bias, growing with event time: this many grade points added per event hour
+    #: (a fractional part rounds up at random, so the expected shift is exact), clipped to 0..3
+    llm_drift: float = 0.0
+
     # --- interleaving (DESIGN §10) ---
     #: serve every request one team-draft interleaved page of control and treatment (each
     #: result naming its ranker as its ``team``) instead of splitting requests between the arms;
@@ -137,11 +150,15 @@ class SimConfig:
         _non_negative("zipf_exponent", self.zipf_exponent)
         _non_negative("examination_decay", self.examination_decay)
         _non_negative("judgment_rate", self.judgment_rate)
+        _non_negative("llm_rate", self.llm_rate)
+        if not math.isfinite(self.llm_drift):
+            raise ConfigError(f"llm_drift: must be finite, got {self.llm_drift}")
         for name in (
             "treatment_share",
             "regression_size",
             "judged_share",
             "rater_noise",
+            "llm_noise",
             "noise_share",
             "daily_amplitude",
             "daily_phase",

@@ -11,6 +11,8 @@ traffic). Records come out in non-decreasing event time:
    served one team-draft interleaved page of both rankings instead (arm ``interleaved``);
 3. their interactions (click, dwell, add_to_cart, purchase), seconds to minutes later;
 4. a trickle of judgments of pairs not judged yet (``judgment_rate`` per event second);
+   with ``llm_judge``, an LLM judge's grades of the pairs judged at the start, then its
+   re-grades of them (``llm_rate`` per event second, drifting by ``llm_drift`` per hour);
 5. optionally noise records (duplicates, invalid JSON) right after an impression or click.
 
 Independent random streams (catalogue, arrivals, rankers, regression, clicks, judgments, noise)
@@ -67,6 +69,44 @@ def _judgment(
     judge = f"rater-{rng.randrange(config.raters) + 1}"
     raw = records.judgment(query.query_id, doc, grade, judge, time_ms)
     return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+
+
+def llm_grade(true_grade: int, config: SimConfig, elapsed_ms: float, rng: random.Random) -> int:
+    """The LLM judge's grade ``elapsed_ms`` after the start: a rater's (``llm_noise``) shifted
+    by ``llm_drift`` per hour (the fractional part rounding up with its probability), within
+    0..3."""
+    grade = rater_grade(true_grade, config.llm_noise, rng)
+    bias = config.llm_drift * elapsed_ms / 3_600_000.0
+    shift = math.floor(bias)
+    if rng.random() < bias - shift:
+        shift += 1
+    return min(max(grade + shift, 0), GRADES - 1)
+
+
+def _llm_judgments(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
+    """The LLM judge's records (``llm_judge``; a random stream of its own): its grades of the
+    pairs the raters judge at the start, at the start, then a re-grade of one of them every
+    Exp(``llm_rate``) seconds until the end."""
+    catalogue = catalogue_of(config)
+    # the same split as _events makes (its first use of the same stream)
+    pairs, _ = _split_judged(catalogue, config, _rng(config, "judgments"))
+    rng = _rng(config, "llm")
+    judge = f"llm:{config.llm_judge}"
+    end = math.inf if config.duration_ms is None else start_ms + config.duration_ms
+
+    def judgment(pair: tuple[int, int], time_ms: int) -> SimRecord:
+        query = catalogue.queries[pair[0]]
+        doc = query.doc_ids[pair[1]]
+        grade = llm_grade(query.grades[pair[1]], config, time_ms - start_ms, rng)
+        raw = records.judgment(query.query_id, doc, grade, judge, time_ms)
+        return SimRecord(time_ms, "judgment", records.judgment_key(query.query_id, doc), raw)
+
+    for pair in pairs:
+        yield judgment(pair, start_ms)
+    t = _next(float(start_ms), config.llm_rate if pairs else 0.0, rng)
+    while t < end:
+        yield judgment(pairs[rng.randrange(len(pairs))], int(t))
+        t = _next(t, config.llm_rate, rng)
 
 
 def _split_judged(
@@ -128,6 +168,8 @@ class DailyMix:
 def traffic(config: SimConfig, start_ms: int) -> Iterator[SimRecord]:
     """The simulated stream from ``start_ms`` (epoch milliseconds, event time)."""
     stream = _events(config, start_ms)
+    if config.llm_judge:  # merged in by event time (on a tie, the other records first)
+        stream = heapq.merge(stream, _llm_judgments(config, start_ms), key=lambda r: r.time_ms)
     if config.noise_share <= 0:
         return stream
     return _with_noise(stream, config.noise_share, _rng(config, "noise"))

@@ -102,6 +102,7 @@ def test_every_alert_has_labels_annotations_and_for() -> None:
         "StreamevalDeadLettersFailing",
         "StreamevalInterleavingRankerWorse",
         "StreamevalSampleRatioMismatch",
+        "StreamevalJudgeAgreementLow",
     }
     for alert in alerts:
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}, alert["alert"]

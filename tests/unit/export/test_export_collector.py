@@ -32,6 +32,7 @@ from streameval.snapshot import (
     SrmArmRow,
     SrmRow,
 )
+from tests.unit.export.judges_view import JUDGES_VIEW
 
 CONTROL = ("bm25", "control")
 TREATMENT = ("ltr", "treatment")
@@ -103,6 +104,7 @@ def full_snapshot() -> Snapshot:
             1_700_000_000_000,
             1_699_999_990_000,
         ),
+        judges=JUDGES_VIEW,
     )
 
 
