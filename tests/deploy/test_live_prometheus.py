@@ -197,8 +197,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     prometheus_or_skip()
     tmp = tmp_path_factory.mktemp("prometheus")
     settings = load_settings()
-    # a third of the requests interleaved (DESIGN §10), the rest an A/B split: every family the
-    # rules and the dashboard name has samples
+    # a third of the requests interleaved (DESIGN §10), the rest an A/B split, an LLM judge beside
+    # the raters (DESIGN §12): every family the rules and the dashboard name has samples
     sim = SimConfig(
         rate=20.0,
         queries=300,
@@ -207,6 +207,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
         seed=2,
         interleaving=True,
         interleaving_share=1 / 3,
+        llm_judge="gpt-4o",  # a second judge family: the Judges row and its alert have samples
     )
     now_ms = int(time.time() * 1000)
     start_ms = now_ms - now_ms % settings.evaluation.bucket - WARM_MS
@@ -433,8 +434,15 @@ def test_recorded_ndcg_equals_the_daemon_figures(live: Live) -> None:
     selector = f'{{job="streameval", instance="{live.target}"}}'
     own = _by_labels(live.query(names.NDCG + selector), keys)
     recorded = _by_labels(live.query('segment:streameval_ndcg:mean{job="streameval"}'), keys)
-    # every (k, window, relevance) for both arms and the interleaved lists' own segment
-    assert len(own) == 4 * 3 * 2 * 3
+    # every (k, window, relevance) for both arms and the interleaved lists' own segment; the
+    # relevance sources: implicit, judged and, with two judge families, judged:<family> each
+    assert {labels[2] for labels in own} == {
+        "implicit",
+        "judged",
+        "judged:human",
+        "judged:llm:gpt-4o",
+    }
+    assert len(own) == 4 * 3 * 4 * 3
     assert set(recorded) == set(own)
     for labels, value in own.items():
         assert abs(recorded[labels] - value) <= TOLERANCE, (labels, recorded[labels], value)
