@@ -200,6 +200,16 @@ class DetectionRow:
 
 
 @dataclass(frozen=True, slots=True)
+class PropensityRow:
+    """The examination propensity of one rank, relative to rank 1 (docs/propensity.md)."""
+
+    position: int  # 1-based rank
+    propensity: float | None  # None: not estimated yet (too few clicks harvested)
+    stderr: float | None
+    harvested_clicks: float
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything the exporters show, as of one moment of the pipeline."""
 
@@ -235,3 +245,8 @@ class Snapshot:
     dead_letters_failed: int = 0
     #: regression detectors, one row per detector and series (empty when none run)
     detection: tuple[DetectionRow, ...] = ()
+    #: the examination propensity per rank (``[propensity]``; empty when it is off)
+    propensity: tuple[PropensityRow, ...] = ()
+    #: the estimator's table: (query, doc) entries held, and results not recorded (table full)
+    propensity_entries: int = 0
+    propensity_dropped: int = 0

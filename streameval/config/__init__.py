@@ -27,6 +27,7 @@ from streameval.config.mapping import (
     Pointer,
 )
 from streameval.config.metrics import MetricsSettings
+from streameval.config.propensity import PropensitySettings
 from streameval.config.settings import Settings
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "MappingSettings",
     "MetricsSettings",
     "Pointer",
+    "PropensitySettings",
     "Settings",
     "SourceFormat",
     "load_settings",

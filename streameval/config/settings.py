@@ -12,6 +12,7 @@ from streameval.config.evaluation import EvaluationSettings
 from streameval.config.input import InputSettings
 from streameval.config.kafka import KafkaSettings
 from streameval.config.metrics import MetricsSettings
+from streameval.config.propensity import PropensitySettings
 
 
 class Settings(BaseSettings):
@@ -30,6 +31,7 @@ class Settings(BaseSettings):
     evaluation: EvaluationSettings = EvaluationSettings()
     detection: DetectionSettings = DetectionSettings()
     input: InputSettings = InputSettings()
+    propensity: PropensitySettings = PropensitySettings()
 
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:

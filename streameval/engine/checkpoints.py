@@ -20,6 +20,7 @@ from streameval.engine.judgments import JudgmentRules
 from streameval.engine.recovery import Checkpoint, Recovery
 from streameval.engine.snapshots import build_snapshot
 from streameval.join import Joiner
+from streameval.propensity import DebiasedSource, with_propensity
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowStore
 from streameval.windows.store import Bucket
@@ -39,6 +40,7 @@ class Checkpoints:
     _resettable: Sequence[JudgedEarlyConsumer]
     _attribution: int
     _closed_ids_dropped: int
+    _debiased: DebiasedSource | None
 
     @property
     def horizon(self) -> int | None:
@@ -125,7 +127,7 @@ class Checkpoints:
             "judgment": self._rules.ids.forgotten,
             "list": self._closed_ids_dropped + self._joiner.closed_ids_dropped,
         }
-        return build_snapshot(
+        snapshot = build_snapshot(
             self._settings,
             self.horizon,
             windows=self._windows,
@@ -138,3 +140,6 @@ class Checkpoints:
             consumer_lag=consumer_lag or {},
             windowed=self._windowed,
         )
+        if self._debiased is not None:
+            snapshot = with_propensity(snapshot, self._debiased)
+        return snapshot

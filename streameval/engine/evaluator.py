@@ -64,6 +64,7 @@ class Evaluator:
             persist=persist,
             decoder_for=decoder_for,
             on_seconds=on_seconds,
+            propensity=settings.propensity,
         )
 
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
