@@ -26,4 +26,4 @@ class PropensitySettings(BaseModel):
     #: max_rank is, implicit_debiased counts every list as no_relevance
     min_clicks: float = Field(100.0, ge=1.0)
     #: the estimate is refreshed after every this many finalized lists (in input order)
-    refresh_lists: int = Field(1_000, ge=1)
+    refresh_lists: int = Field(10_000, ge=1)

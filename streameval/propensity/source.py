@@ -20,7 +20,7 @@ from dataclasses import replace
 from streameval.config import EvaluationSettings, PropensitySettings
 from streameval.join.open_lists import OpenList
 from streameval.propensity.estimate import Estimate, empty, estimate
-from streameval.propensity.scoring import clipped, expected_examinations, ips_gains
+from streameval.propensity.scoring import clipped, ips_gains
 from streameval.propensity.table import PositionTable
 from streameval.score import MetricSpec, Scorer, gain_function
 from streameval.snapshot import PropensityRow, Snapshot
@@ -86,11 +86,12 @@ class DebiasedSource:
 
     def refresh(self) -> None:
         """A new estimate from the pair sums harvested so far."""
-        self.estimate = estimate(self.table.pairs, self._settings.min_clicks)
+        self.estimate = estimate(self.table.harvest(), self._settings.min_clicks)
         self._version += 1
         if self.estimate.complete:
             p = [v for v in self.estimate.propensity if v is not None]
             self._weights = clipped(p, self._settings.clip)
+            self.table.set_weights(self._weights, self._version)
 
     def _score(
         self, query_id: str, doc_ids: tuple[str, ...], gain_of: dict[str, float]
@@ -100,7 +101,7 @@ class DebiasedSource:
             scores = self._scorer.score((), ())
         else:
             gains = ips_gains(doc_ids, gain_of, weights, self._depth)
-            scores = self._scorer.score(gains, self._pool(query_id, weights))
+            scores = self._scorer.score(gains, self._pool(query_id))
         ndcg = scores.ndcg
         outcome = SCORED
         if ndcg[0] is None:
@@ -109,22 +110,19 @@ class DebiasedSource:
                 ndcg = (0.0,) * len(ndcg)
         return SourceScore(IMPLICIT_DEBIASED, outcome, scores.ks, ndcg, scores.dcg, scores.idcg)
 
-    def _pool(self, query_id: str, weights: tuple[float, ...]) -> list[float]:
-        """The debiased relevance of every doc of the query in the table (interaction gains
-        over expected examinations), its expectation cached per entry and estimate version."""
-        R = len(weights)
-        version = float(self._version)
+    def _pool(self, query_id: str) -> list[float]:
+        """The debiased relevance of every doc of the query in the table: its interaction gains
+        over its expected examinations (:func:`~streameval.propensity.scoring.pooled_relevance`,
+        the expectation cached in the table)."""
+        table = self.table
         pool = []
-        for entry in self.table.docs(query_id).values():
+        R = self._settings.max_rank
+        for entry in table.docs(query_id).values():
             gains = entry[2 * R]
-            if not gains:
-                continue
-            if entry[2 * R + 2] != version:
-                entry[2 * R + 1] = expected_examinations(entry[:R], weights)
-                entry[2 * R + 2] = version
-            expected = entry[2 * R + 1]
-            if expected > 0:
-                pool.append(gains / expected)
+            if gains:
+                expected = table.expected(entry)
+                if expected > 0:
+                    pool.append(gains / expected)
         return pool
 
 

@@ -1,28 +1,45 @@
 """The estimator's state: per (query, doc), impressions and interactions per rank, capped.
 
-An entry is a list ``[n_1 … n_R, c_1 … c_R, g, e, v]``: impressions and interacted impressions at
-ranks 1..R (``max_rank``; deeper ranks are not recorded), the sum ``g`` of the interaction gains
-at those ranks (for the pooled relevance of :mod:`~streameval.propensity.scoring`), and a cache
-of its expected examinations ``e = Σ n_k·p̂_k`` valid for the estimate version ``v``. With
-R = 10 that is 23 small numbers in a list, about 600 bytes per entry with its keys and dicts
-(measured by ``benchmarks/propensity.py``), so the default cap of 1,000,000 entries is ~0.6 GB
-at most; the heavy query head fills the table first and is kept: once it is full, pairs not yet
-in it are not added (counted in :attr:`PositionTable.dropped`).
+An entry is a list ``[n_1 … n_R, c_1 … c_R, g, e, v, s]``: impressions and interacted
+impressions at ranks 1..R (``max_rank``; deeper ranks are not recorded), the sum ``g`` of the
+interaction gains at those ranks (for the pooled relevance of
+:mod:`~streameval.propensity.scoring`), its expected examinations ``e = Σ n_k·w_k`` under the
+weights of version ``v`` (:meth:`PositionTable.set_weights`; -1: not computed), and the bit set
+``s`` of the ranks it was shown at. With R = 10 that is 24 numbers in a list: about 0.5 kB
+per entry with its keys and dicts (``benchmarks/propensity.py`` measures it), so the default
+cap of 1,000,000 entries bounds the table near 0.5 GB; the heavy query head fills it first and
+is kept: once it is full, pairs not yet in it are not added (counted in
+:attr:`PositionTable.dropped`).
 
-Beside it, the harvested pair sums ``T[k][k'] = Σ_(q,d) min(n_k, n_k') · c_k / n_k`` are kept up
-to date at each update (R − 1 pairs touched per result shown), so that an estimate
-(:func:`~streameval.propensity.estimate.estimate`) costs O(R³), never a pass over the table.
+Beside it, the harvested pair sums ``T[k][k'] = Σ_(q,d) min(n_k, n_k') · c_k / n_k``, brought up
+to date by :meth:`PositionTable.harvest` from the entries changed since its last call (their
+counts before are kept meanwhile: a head doc shown a hundred times between two estimates is
+harvested once), so that an estimate (:func:`~streameval.propensity.estimate.estimate`) never
+passes over the whole table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+_BITS_CACHE = 65_536
+
 
 class PositionTable:
     """Impressions and interactions per (query, doc, rank) and the pair sums harvested."""
 
-    __slots__ = ("_cap", "_entries", "_rank", "dropped", "entries", "pairs")
+    __slots__ = (
+        "_bits",
+        "_cap",
+        "_dirty",
+        "_entries",
+        "_rank",
+        "_version",
+        "_weights",
+        "dropped",
+        "entries",
+        "pairs",
+    )
 
     def __init__(self, max_rank: int, max_entries: int) -> None:
         self._rank = max_rank
@@ -34,20 +51,51 @@ class PositionTable:
         self.dropped = 0
         #: ``pairs[k][k']``: clicks harvested at rank k+1 against rank k'+1
         self.pairs = [[0.0] * max_rank for _ in range(max_rank)]
+        self._weights: Sequence[float] | None = None
+        self._version = -1.0
+        self._bits: dict[int, tuple[int, ...]] = {}
+        #: entries changed since the last :meth:`harvest`, with their counts before
+        self._dirty: dict[int, tuple[list[float], list[float]]] = {}
 
     def docs(self, query_id: str) -> dict[str, list[float]]:
-        """The entries of ``query_id``'s docs (do not modify)."""
+        """The entries of ``query_id``'s docs (read only, but for the cached expectation)."""
         return self._entries.get(query_id) or {}
+
+    def set_weights(self, weights: Sequence[float], version: int) -> None:
+        """The weights (clipped propensities) of estimate ``version``: entries keep their
+        expected examinations under them up to date from now on."""
+        self._weights = weights
+        self._version = float(version)
+
+    def expected(self, entry: list[float]) -> float:
+        """``Σ n_k·w_k`` of an entry under the current weights (cached in the entry)."""
+        R = self._rank
+        weights = self._weights
+        if weights is None:
+            return 0.0
+        if entry[2 * R + 2] != self._version:
+            entry[2 * R + 1] = sum([n * w for n, w in zip(entry[:R], weights, strict=True)])
+            entry[2 * R + 2] = self._version
+        return entry[2 * R + 1]
+
+    def _ranks(self, mask: int) -> tuple[int, ...]:
+        bits = self._bits.get(mask)
+        if bits is None:
+            bits = tuple(j for j in range(self._rank) if mask >> j & 1)
+            if len(self._bits) < _BITS_CACHE:
+                self._bits[mask] = bits
+        return bits
 
     def add(self, query_id: str, doc_ids: Sequence[str], gains: Sequence[float]) -> None:
         """One list: ``doc_ids`` in rank order, ``gains`` the interaction gain of each (0: no
-        interaction). A doc repeated in the list counts at its first position only."""
+        interaction). A doc repeated in the list counts at its first position only. The pair
+        sums take the change at the next :meth:`harvest`."""
         R = self._rank
         docs = self._entries.get(query_id)
         if docs is None:
             docs = self._entries[query_id] = {}
         seen: set[str] = set()
-        pairs = self.pairs
+        weights, version, dirty = self._weights, self._version, self._dirty
         for k in range(min(R, len(doc_ids))):
             doc = doc_ids[k]
             if doc in seen:
@@ -58,27 +106,49 @@ class PositionTable:
                 if self.entries >= self._cap:
                     self.dropped += 1
                     continue
-                entry = docs[doc] = [0.0] * (2 * R + 3)
+                entry = docs[doc] = [0.0] * (2 * R + 4)
                 entry[2 * R + 2] = -1.0  # no cached expectation
                 self.entries += 1
+            key = id(entry)  # (identity of a live entry: only looked up, never ordered by)
+            if key not in dirty:
+                dirty[key] = (entry, entry[: 2 * R + 4])
+            entry[k] += 1.0
             gain = gains[k]
-            n_old, c_old = entry[k], entry[R + k]
-            n_new, c_new = n_old + 1.0, c_old + (1.0 if gain > 0 else 0.0)
-            for j in range(R):
-                n_j = entry[j]
-                if j == k or n_j == 0.0:
-                    continue
-                rate_j = entry[R + j] / n_j
-                m_old = min(n_old, n_j)
-                m_new = min(n_new, n_j)
-                row = pairs[k]
-                if n_old:
-                    row[j] -= m_old * c_old / n_old
-                row[j] += m_new * c_new / n_new
-                if m_new != m_old:
-                    pairs[j][k] += (m_new - m_old) * rate_j
-            entry[k], entry[R + k] = n_new, c_new
-            entry[2 * R] += gain
-            entry[2 * R + 2] = -1.0  # its expectation is computed again when asked
+            if gain > 0:
+                entry[R + k] += 1.0
+                entry[2 * R] += gain
+            entry[2 * R + 3] = float(int(entry[2 * R + 3]) | 1 << k)
+            if weights is not None and entry[2 * R + 2] == version:
+                entry[2 * R + 1] += weights[k]
         if not docs:
             del self._entries[query_id]
+
+    def harvest(self) -> list[list[float]]:
+        """The pair sums, brought up to date with the entries changed since the last call
+        (each one's old contribution taken out, its new one put in, in the order they were
+        first changed)."""
+        pairs = self.pairs
+        for entry, old in self._dirty.values():
+            self._contribute(old, -1.0)
+            self._contribute(entry, 1.0)
+        self._dirty.clear()
+        return pairs
+
+    def _contribute(self, entry: Sequence[float], sign: float) -> None:
+        """Add ``sign`` × one entry's terms ``min(n_k, n_j) · c_k / n_k`` to the pair sums."""
+        R = self._rank
+        ranks = self._ranks(int(entry[2 * R + 3]))
+        if len(ranks) < 2:
+            return
+        pairs = self.pairs
+        for k in ranks:
+            n_k = entry[k]
+            c_k = entry[R + k]
+            if not c_k:
+                continue
+            row = pairs[k]
+            rate = sign * c_k / n_k
+            for j in ranks:
+                if j != k:
+                    n_j = entry[j]
+                    row[j] += (n_k if n_k < n_j else n_j) * rate
