@@ -21,6 +21,9 @@ Segment = tuple[str, ...]
 IMPLICIT = "implicit"
 JUDGED = "judged"
 RELEVANCE_SOURCES = (IMPLICIT, JUDGED)
+#: the third source, scored only with ``[propensity] enabled`` (streameval.propensity); after
+#: the two others in ScoredList.sources
+IMPLICIT_DEBIASED = "implicit_debiased"
 
 #: Outcomes of a finalized list, per relevance source (label ``outcome`` of streameval_lists_total)
 SCORED = "scored"

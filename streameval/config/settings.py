@@ -48,6 +48,11 @@ class Settings(BaseSettings):
             )
         if not self.detectors_in_effect:
             return self
+        if "implicit_debiased" in det.relevance and not self.propensity.enabled:
+            raise ValueError(
+                "detection.relevance: implicit_debiased is scored only with propensity.enabled "
+                "= true: turn it on, or leave implicit_debiased out"
+            )
         missing = sorted(set(det.ks) - set(ev.ks))
         if missing and "ks" in det.model_fields_set:
             raise ValueError(f"detection.ks: {missing} not among evaluation.ks {list(ev.ks)}")

@@ -42,7 +42,7 @@ from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
 from streameval.detect.state import QueryReferences
 from streameval.snapshot import DetectionRow
-from streameval.values import IMPLICIT, JUDGED, ScoredList, Segment
+from streameval.values import IMPLICIT, IMPLICIT_DEBIASED, JUDGED, ScoredList, Segment
 
 #: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)
@@ -61,6 +61,7 @@ class Detectors:
         self._vs_baseline = VS_BASELINE in spec.detectors
         self._stash = {r: Stash(spec.bucket_ms, positions) for r in spec.relevance}
         self._implicit = self._stash.get(IMPLICIT)
+        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
         self._judged = self._stash.get(JUDGED)
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
         self.takes_judged = self._judged is not None
@@ -84,12 +85,18 @@ class Detectors:
             if source.relevance != IMPLICIT:
                 source = next(s for s in scored.sources if s.relevance == IMPLICIT)
             stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+        stash = self._debiased
+        if stash is not None:  # appended last when scored (streameval.propensity)
+            source = scored.sources[-1]
+            if source.relevance == IMPLICIT_DEBIASED:
+                stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
 
     def add_judged(self, scored: ScoredList) -> None:
         """A list whose impression the watermark has passed, with its judged score."""
         stash = self._judged
         if stash is not None:
-            source = scored.sources[-1]  # the judged source only, or implicit then judged
+            # the judged source only, or implicit then judged (then implicit_debiased)
+            source = scored.sources[-1] if len(scored.sources) < 3 else scored.sources[1]
             if source.relevance != JUDGED:
                 source = next(s for s in scored.sources if s.relevance == JUDGED)
             stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
@@ -97,6 +104,8 @@ class Detectors:
     def advance(self, horizon_ms: int) -> None:
         """The evaluation horizon: every implicit score before it has been added."""
         self.close(IMPLICIT, horizon_ms)
+        if self._debiased is not None:
+            self.close(IMPLICIT_DEBIASED, horizon_ms)
 
     def advance_judged(self, watermark_ms: int) -> None:
         """The watermark: every judged score of an impression before it has been added."""

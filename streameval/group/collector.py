@@ -113,7 +113,7 @@ class PartitionCollector:
         )
 
     def add_judged(self, scored: ScoredList) -> None:
-        source = scored.sources[-1]
+        source = scored.sources[-1] if len(scored.sources) < 3 else scored.sources[1]
         if source.relevance != JUDGED:
             source = next(s for s in scored.sources if s.relevance == JUDGED)
         self._of(scored.source)[JUDGED].add(

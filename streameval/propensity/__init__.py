@@ -13,8 +13,9 @@
 
 from streameval.propensity.estimate import Estimate, estimate
 from streameval.propensity.scoring import ips_gains, pooled_relevance
-from streameval.propensity.source import IMPLICIT_DEBIASED, DebiasedSource, with_propensity
+from streameval.propensity.source import DebiasedSource, with_propensity
 from streameval.propensity.table import PositionTable
+from streameval.values import IMPLICIT_DEBIASED
 
 __all__ = [
     "IMPLICIT_DEBIASED",

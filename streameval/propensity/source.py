@@ -24,9 +24,7 @@ from streameval.propensity.scoring import clipped, ips_gains
 from streameval.propensity.table import PositionTable
 from streameval.score import MetricSpec, Scorer, gain_function
 from streameval.snapshot import PropensityRow, Snapshot
-from streameval.values import NO_RELEVANCE, SCORED, SourceScore
-
-IMPLICIT_DEBIASED = "implicit_debiased"
+from streameval.values import IMPLICIT_DEBIASED, NO_RELEVANCE, SCORED, SourceScore
 
 _EMPTY: dict[str, float] = {}
 

@@ -19,12 +19,14 @@ from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for
 from streameval.engine import Pipeline
 from streameval.engine.evaluator import Evaluator
+from streameval.errors import ConfigError
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.group.collector import PartitionCollector
 from streameval.interleave.detector import PairTests
 from streameval.log_limits import SecondsTimestampLog
 from streameval.snapshot import Snapshot
+from streameval.values import IMPLICIT_DEBIASED
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,12 @@ def evaluation_for(
     collector: PartitionCollector | None = None
     pair_tests: PairTests | None = None
     if settings.kafka.state_topic:
+        if detectors is not None and IMPLICIT_DEBIASED in detectors.spec.relevance:
+            # the state topic's detector buckets know judged and implicit only (so far)
+            raise ConfigError(
+                "detection.relevance: implicit_debiased is not detected through the state topic "
+                'yet: leave it out, or set kafka.state_topic = ""'
+            )
         collector = PartitionCollector(
             None if detectors is None else detectors.spec,
             bucket_ms=settings.evaluation.bucket,
