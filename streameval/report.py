@@ -112,14 +112,35 @@ def interleaving_detection_json(snapshot: Snapshot) -> list[dict[str, Any]]:
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     """``replay --output json``: the final windows and the intake accounting; with detectors,
     their ``"detection"`` rows; with interleaved lists the ``"interleaving"`` rows and their
-    detector's ``"detection"`` rows too."""
+    detector's ``"detection"`` rows too; with ``[propensity] enabled``, a ``"propensity"``
+    object."""
     out = _snapshot_json(snapshot)
     if snapshot.detection:
         out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
     if snapshot.interleaving or snapshot.interleaving_tests:
         out["interleaving"] = interleaving_json(snapshot)
         out["detection"] = [*out.get("detection", []), *interleaving_detection_json(snapshot)]
+    if snapshot.propensity:
+        out["propensity"] = propensity_json(snapshot)
     return out
+
+
+def propensity_json(snapshot: Snapshot) -> dict[str, Any]:
+    """``replay --output json``'s ``"propensity"`` object (``[propensity] enabled``): the
+    examination propensity per position (null: not estimated yet) and the estimator's table."""
+    return {
+        "positions": [
+            {
+                "position": row.position,
+                "propensity": row.propensity,
+                "stderr": row.stderr,
+                "harvested_clicks": row.harvested_clicks,
+            }
+            for row in snapshot.propensity
+        ],
+        "entries": snapshot.propensity_entries,
+        "dropped": snapshot.propensity_dropped,
+    }
 
 
 def _snapshot_json(snapshot: Snapshot) -> dict[str, Any]:

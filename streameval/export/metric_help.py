@@ -83,6 +83,15 @@ HELP: dict[str, str] = {
     names.FORGOTTEN_IDS_TOTAL: "Remembered identities forgotten over their cap before their "
     "time, by kind (judgment: a re-sent judgment may then count again; list: a click for that "
     "list then counts unmatched instead of late).",
+    names.EXAMINATION_PROPENSITY: "Estimated probability that a result at this position is "
+    "examined, relative to position 1 (intervention harvesting; [propensity]).",
+    names.EXAMINATION_PROPENSITY_STDERR: "Standard error of the examination propensity "
+    "(delta method).",
+    names.PROPENSITY_HARVESTED_CLICKS: "Clicks harvested at this position from (query, doc) "
+    "pairs shown at other positions too (the estimate's evidence).",
+    names.PROPENSITY_ENTRIES: "(query, doc) entries in the propensity estimator's table.",
+    names.PROPENSITY_DROPPED_TOTAL: "Results not recorded by the propensity estimator because "
+    "its table was full (propensity.max_entries).",
 }
 
 GAUGES: tuple[str, ...] = (
@@ -115,6 +124,10 @@ GAUGES: tuple[str, ...] = (
     names.REGRESSION_SHIFT,
     names.REGRESSION_SHIFT_STDERR,
     names.REGRESSION_FIRST_ALARM,
+    names.EXAMINATION_PROPENSITY,
+    names.EXAMINATION_PROPENSITY_STDERR,
+    names.PROPENSITY_HARVESTED_CLICKS,
+    names.PROPENSITY_ENTRIES,
 )
 COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,
@@ -131,6 +144,7 @@ COUNTERS: tuple[str, ...] = (
     names.REREAD_RECORDS_DELETED_TOTAL,
     names.FORGOTTEN_IDS_TOTAL,
     names.DEAD_LETTERS_FAILED_TOTAL,
+    names.PROPENSITY_DROPPED_TOTAL,
 )
 
 

@@ -73,6 +73,14 @@ REGRESSION_FIRST_ALARM = "streameval_regression_first_alarm_timestamp_seconds"
 INTERLEAVING_DETECTOR = "interleaving"
 INTERLEAVING_LABELS = ("window", "ranker", "opponent")
 
+# Position bias (DESIGN §12, ``[propensity]``), gauges, label: position (1-based rank)
+EXAMINATION_PROPENSITY = "streameval_examination_propensity"
+EXAMINATION_PROPENSITY_STDERR = "streameval_examination_propensity_stderr"
+PROPENSITY_HARVESTED_CLICKS = "streameval_propensity_harvested_clicks"
+# gauge, no label: (query, doc) entries of the estimator's table; counter: results not recorded
+PROPENSITY_ENTRIES = "streameval_propensity_entries"
+PROPENSITY_DROPPED_TOTAL = "streameval_propensity_dropped_total"
+
 WINDOW_LABELS = ("k", "window", "relevance")
 DETECTION_LABELS = ("detector", "k", "relevance")
 
@@ -137,5 +145,10 @@ ALL: frozenset[str] = frozenset(
         REGRESSION_SHIFT,
         REGRESSION_SHIFT_STDERR,
         REGRESSION_FIRST_ALARM,
+        EXAMINATION_PROPENSITY,
+        EXAMINATION_PROPENSITY_STDERR,
+        PROPENSITY_HARVESTED_CLICKS,
+        PROPENSITY_ENTRIES,
+        PROPENSITY_DROPPED_TOTAL,
     }
 )
