@@ -29,7 +29,7 @@ from streameval.durations import format_duration
 from streameval.export.compare import Z95, compare_to_control
 from streameval.export.history import History
 from streameval.export.status_words import STATES, arm_name, detector_words
-from streameval.report import interleaving_json
+from streameval.report import interleaving_json, propensity_json
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
 
@@ -169,6 +169,8 @@ def status_payload(
             for row, words in detection
         ],
         "interleaving": interleaving_payload(snapshot),
+        # the examination propensity per position (None unless [propensity] enabled)
+        "propensity": propensity_json(snapshot) if snapshot.propensity else None,
         "history": history.to_json(),
     }
 
