@@ -31,6 +31,7 @@ import argparse
 import json
 import math
 import random
+import statistics
 import sys
 import time
 import tracemalloc
@@ -126,9 +127,32 @@ def accuracy(
         table.add(
             query.query_id, shown.doc_ids, [1.0 if d in acted else 0.0 for d in shown.doc_ids]
         )
-    est = estimate(table.harvest(), min_clicks)
+    est = estimate(table.harvest(), min_clicks, table.groups)
     truth = tuple(1.0 / (i + 1) ** sim.examination_decay for i in range(MAX_RANK))
     return Accuracy(est, truth, pages, table.entries, time.perf_counter() - start)
+
+
+def calibration(runs: int, pages: int, seed: int) -> tuple[list[float], list[float], list[float]]:
+    """Is the delta-method standard error honest? Over ``runs`` seeds of ``pages`` pages each
+    (without the interaction cutoff, so that the truth is exactly ``1 / i**η``), per rank 2..R:
+    the spread of the estimates across runs (their standard deviation), the mean standard error
+    reported, and the share of runs whose 95 % interval (± 1.96 stderr) holds the truth."""
+    estimates: list[list[float]] = [[] for _ in range(MAX_RANK)]
+    errors: list[list[float]] = [[] for _ in range(MAX_RANK)]
+    covered = [0] * MAX_RANK
+    for run in range(runs):
+        acc = accuracy(pages, seed + run, cutoff=False)
+        for i in range(1, MAX_RANK):
+            p, s = acc.estimate.propensity[i], acc.estimate.stderr[i]
+            if p is None or s is None:
+                continue
+            estimates[i].append(p)
+            errors[i].append(s)
+            covered[i] += abs(p - acc.truth[i]) <= 1.96 * s
+    spread = [statistics.stdev(e) if len(e) > 1 else math.nan for e in estimates[1:]]
+    mean_se = [statistics.fmean(e) if e else math.nan for e in errors[1:]]
+    coverage = [c / runs for c in covered[1:]]
+    return spread, mean_se, coverage
 
 
 def bytes_per_entry(pages: int = 20_000, seed: int = 7) -> float:
@@ -234,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--hour-lists", type=int, default=None,
         help="pages fed to the estimator (default: one hour at the design rate)",
     )  # fmt: skip
+    parser.add_argument("--calibration-runs", type=int, default=40)
     parser.add_argument("--ordering-runs", type=int, default=5)
     parser.add_argument("--regression-runs", type=int, default=20)
     parser.add_argument("--lists", type=int, default=40_000, help="pages per pipeline run")
@@ -268,6 +293,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"deep clicks, so that the examination there is below 1/i**η), {uncut.pages:,} pages: "
         f"worst error {uncut.worst:.2%}"
     )
+    spread, mean_se, coverage = calibration(args.calibration_runs, 50_000, args.seed)
+    print(
+        f"   standard error, {args.calibration_runs} runs of 50,000 pages without the cutoff, "
+        "ranks 2-10: spread of the estimates / mean stderr reported / 95 % interval coverage"
+    )
+    for i, (sd, se, cov) in enumerate(zip(spread, mean_se, coverage, strict=True)):
+        print(f"      rank {i + 2:>2}: {sd:.4f} / {se:.4f} / {cov:.0%}")
     per_entry = bytes_per_entry(seed=args.seed)
     print(f"   memory: {per_entry:.0f} bytes per (query, doc) entry (tracemalloc)")
     result["accuracy"] = {
@@ -279,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "harvested": est.harvested,
         "worst_error": acc.worst,
         "worst_error_without_cutoff": uncut.worst,
+        "calibration": {"spread": spread, "mean_stderr": mean_se, "coverage": coverage},
         "bytes_per_entry": per_entry,
     }
 

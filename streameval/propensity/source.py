@@ -84,7 +84,8 @@ class DebiasedSource:
 
     def refresh(self) -> None:
         """A new estimate from the pair sums harvested so far."""
-        self.estimate = estimate(self.table.harvest(), self._settings.min_clicks)
+        table = self.table
+        self.estimate = estimate(table.harvest(), self._settings.min_clicks, table.groups)
         self._version += 1
         if self.estimate.complete:
             p = [v for v in self.estimate.propensity if v is not None]

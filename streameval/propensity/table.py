@@ -20,9 +20,13 @@ passes over the whole table.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 
 _BITS_CACHE = 65_536
+#: groups of queries (by CRC-32 of the query id: the same in every process) whose pair sums are
+#: also kept apart, for the jackknife's standard error (:func:`~.estimate.estimate`)
+GROUPS = 20
 
 
 class PositionTable:
@@ -38,6 +42,7 @@ class PositionTable:
         "_weights",
         "dropped",
         "entries",
+        "groups",
         "pairs",
     )
 
@@ -51,11 +56,13 @@ class PositionTable:
         self.dropped = 0
         #: ``pairs[k][k']``: clicks harvested at rank k+1 against rank k'+1
         self.pairs = [[0.0] * max_rank for _ in range(max_rank)]
+        #: the same, per group of queries (they add up to ``pairs``)
+        self.groups = [[[0.0] * max_rank for _ in range(max_rank)] for _ in range(GROUPS)]
         self._weights: Sequence[float] | None = None
         self._version = -1.0
         self._bits: dict[int, tuple[int, ...]] = {}
         #: entries changed since the last :meth:`harvest`, with their counts before
-        self._dirty: dict[int, tuple[list[float], list[float]]] = {}
+        self._dirty: dict[int, tuple[int, list[float], list[float]]] = {}
 
     def docs(self, query_id: str) -> dict[str, list[float]]:
         """The entries of ``query_id``'s docs (read only, but for the cached expectation)."""
@@ -94,6 +101,7 @@ class PositionTable:
         docs = self._entries.get(query_id)
         if docs is None:
             docs = self._entries[query_id] = {}
+        group = -1
         seen: set[str] = set()
         weights, version, dirty = self._weights, self._version, self._dirty
         for k in range(min(R, len(doc_ids))):
@@ -111,7 +119,9 @@ class PositionTable:
                 self.entries += 1
             key = id(entry)  # (identity of a live entry: only looked up, never ordered by)
             if key not in dirty:
-                dirty[key] = (entry, entry[: 2 * R + 4])
+                if group < 0:
+                    group = zlib.crc32(query_id.encode()) % GROUPS
+                dirty[key] = (group, entry, entry[: 2 * R + 4])
             entry[k] += 1.0
             gain = gains[k]
             if gain > 0:
@@ -127,15 +137,15 @@ class PositionTable:
         """The pair sums, brought up to date with the entries changed since the last call
         (each one's old contribution taken out, its new one put in, in the order they were
         first changed)."""
-        pairs = self.pairs
-        for entry, old in self._dirty.values():
-            self._contribute(old, -1.0)
-            self._contribute(entry, 1.0)
+        for group, entry, old in self._dirty.values():
+            self._contribute(old, -1.0, self.groups[group])
+            self._contribute(entry, 1.0, self.groups[group])
         self._dirty.clear()
-        return pairs
+        return self.pairs
 
-    def _contribute(self, entry: Sequence[float], sign: float) -> None:
-        """Add ``sign`` × one entry's terms ``min(n_k, n_j) · c_k / n_k`` to the pair sums."""
+    def _contribute(self, entry: Sequence[float], sign: float, group: list[list[float]]) -> None:
+        """Add ``sign`` × one entry's terms ``min(n_k, n_j) · c_k / n_k`` to the pair sums (and
+        to its group's)."""
         R = self._rank
         ranks = self._ranks(int(entry[2 * R + 3]))
         if len(ranks) < 2:
@@ -146,9 +156,11 @@ class PositionTable:
             c_k = entry[R + k]
             if not c_k:
                 continue
-            row = pairs[k]
+            row, group_row = pairs[k], group[k]
             rate = sign * c_k / n_k
             for j in ranks:
                 if j != k:
                     n_j = entry[j]
-                    row[j] += (n_k if n_k < n_j else n_j) * rate
+                    term = (n_k if n_k < n_j else n_j) * rate
+                    row[j] += term
+                    group_row[j] += term

@@ -89,3 +89,26 @@ def test_a_rank_reached_only_through_another_rank_is_estimated() -> None:
     assert est.propensity == (1.0, pytest.approx(0.5), pytest.approx(0.25))
     # var(log p3) = var(log p2) + var(log p3/p2) (a chain): (1/50 + 1/25) + (1/20 + 1/10)
     assert est.stderr[2] == pytest.approx(0.25 * math.sqrt(0.06 + 0.15))
+
+
+def test_given_groups_the_stderr_is_the_delete_a_group_jackknifes() -> None:
+    # three groups of queries; each leave-one-out fit has two ranks, so p2 = T21 / T12 of the rest
+    groups = [
+        _pairs(2, {(0, 1): 20.0, (1, 0): 12.0}),
+        _pairs(2, {(0, 1): 30.0, (1, 0): 14.0}),
+        _pairs(2, {(0, 1): 10.0, (1, 0): 4.0}),
+    ]
+    total = _pairs(2, {(0, 1): 60.0, (1, 0): 30.0})
+    est = estimate(total, min_clicks=1, groups=groups)
+    assert est.propensity == (1.0, pytest.approx(0.5))
+    leave_out = np.array([(30 - 12) / (60 - 20), (30 - 14) / (60 - 30), (30 - 4) / (60 - 10)])
+    expected = math.sqrt(2 / 3 * ((leave_out - leave_out.mean()) ** 2).sum())
+    assert est.stderr[1] == pytest.approx(expected)
+    assert est.stderr[0] == 0.0
+
+
+def test_a_rank_a_leave_one_out_fit_misses_keeps_the_delta_method_error() -> None:
+    # every click harvested at rank 2 is in the first group: without it, rank 2 has no pair
+    groups = [_pairs(2, {(0, 1): 50.0, (1, 0): 25.0}), _pairs(2, {})]
+    est = estimate(_pairs(2, {(0, 1): 50.0, (1, 0): 25.0}), min_clicks=1, groups=groups)
+    assert est.stderr[1] == pytest.approx(0.5 * math.sqrt(0.06))

@@ -46,7 +46,13 @@ def test_pair_sums_follow_their_definition_however_often_harvested() -> None:
     got = table.harvest()
     for k in range(R):
         assert got[k] == pytest.approx(expected[k], abs=1e-9)
+        # the groups of queries add up to the whole
+        assert [sum(g[k][j] for g in table.groups) for j in range(R)] == pytest.approx(
+            expected[k], abs=1e-9
+        )
     assert table.entries == 12
+    # q1 and q2 fall in different groups (by the CRC-32 of their ids), so two groups hold sums
+    assert sum(any(any(row) for row in g) for g in table.groups) == 2
 
 
 def test_counts_gains_and_a_repeated_doc_at_its_first_position() -> None:
