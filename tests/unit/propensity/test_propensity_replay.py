@@ -14,6 +14,8 @@ import pytest
 
 from streameval.config import load_settings
 from streameval.export.collector import format_snapshot
+from streameval.export.history import History
+from streameval.export.status import status_page_html, status_payload
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import PropensityRow, Snapshot
 
@@ -87,7 +89,10 @@ def test_replay_scores_reports_and_detects_implicit_debiased(output: bytes) -> N
 def test_replay_with_the_source_on_is_the_same_byte_for_byte(
     log: Path, config: Path, output: bytes
 ) -> None:
-    again = _replay("--config", str(config), "--output", "json", str(log))
+    # another interpreter hash seed too: nothing in the state is ordered by a hash (DESIGN §4)
+    again = _replay(
+        "--config", str(config), "--output", "json", str(log), env={"PYTHONHASHSEED": "12345"}
+    )
     assert again.stdout == output
 
 
@@ -157,6 +162,20 @@ def test_export_rows() -> None:
     assert samples["streameval_propensity_harvested_clicks", "3"] == 12.0
     assert samples["streameval_propensity_entries", None] == 77
     assert samples["streameval_propensity_dropped_total", None] == 3
+
+
+def test_the_status_payload_carries_the_propensity_only_when_on() -> None:
+    rows = (PropensityRow(1, 1.0, 0.0, 900.0), PropensityRow(2, None, None, 3.0))
+    on = Snapshot(segment_labels=(), windows=("1m",), ks=(10,), propensity=rows,
+                  propensity_entries=5)  # fmt: skip
+    payload = status_payload(on, History())
+    assert payload["propensity"]["positions"][1] == {
+        "position": 2, "propensity": None, "stderr": None, "harvested_clicks": 3.0,
+    }  # fmt: skip
+    assert payload["propensity"]["entries"] == 5
+    off = Snapshot(segment_labels=(), windows=("1m",), ks=(10,))
+    assert status_payload(off, History())["propensity"] is None
+    assert b"propensityPanel" in status_page_html()
 
 
 def test_no_export_rows_when_off() -> None:
