@@ -110,19 +110,8 @@ class DebiasedSource:
         return SourceScore(IMPLICIT_DEBIASED, outcome, scores.ks, ndcg, scores.dcg, scores.idcg)
 
     def _pool(self, query_id: str) -> list[float]:
-        """The debiased relevance of every doc of the query in the table: its interaction gains
-        over its expected examinations (:func:`~streameval.propensity.scoring.pooled_relevance`,
-        the expectation cached in the table)."""
-        table = self.table
-        pool = []
-        R = self._settings.max_rank
-        for entry in table.docs(query_id).values():
-            gains = entry[2 * R]
-            if gains:
-                expected = table.expected(entry)
-                if expected > 0:
-                    pool.append(gains / expected)
-        return pool
+        """The debiased relevance of every doc of the query in the table (the ideal's pool)."""
+        return self.table.relevance(query_id)
 
 
 def with_propensity(snapshot: Snapshot, source: DebiasedSource) -> Snapshot:

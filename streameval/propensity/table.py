@@ -38,6 +38,7 @@ class PositionTable:
         "_dirty",
         "_entries",
         "_rank",
+        "_relevance",
         "_version",
         "_weights",
         "dropped",
@@ -61,6 +62,9 @@ class PositionTable:
         self._weights: Sequence[float] | None = None
         self._version = -1.0
         self._bits: dict[int, tuple[int, ...]] = {}
+        #: per query, the debiased relevance of its docs with gains, and the weights' version
+        #: it was computed under (kept up to date by :meth:`add` while that version holds)
+        self._relevance: dict[str, tuple[float, dict[str, float]]] = {}
         #: entries changed since the last :meth:`harvest`, with their counts before
         self._dirty: dict[int, tuple[int, list[float], list[float]]] = {}
 
@@ -85,6 +89,25 @@ class PositionTable:
             entry[2 * R + 2] = self._version
         return entry[2 * R + 1]
 
+    def relevance(self, query_id: str) -> list[float]:
+        """The debiased relevance of every doc of ``query_id`` with interaction gains: its gains
+        over its expected examinations under the current weights
+        (:func:`~streameval.propensity.scoring.pooled_relevance`; empty without weights)."""
+        if self._weights is None:
+            return []
+        known = self._relevance.get(query_id)
+        if known is None or known[0] != self._version:
+            R = self._rank
+            values = {}
+            for doc, entry in self.docs(query_id).items():
+                gains = entry[2 * R]
+                if gains:
+                    expected = self.expected(entry)
+                    if expected > 0:
+                        values[doc] = gains / expected
+            known = self._relevance[query_id] = (self._version, values)
+        return list(known[1].values())
+
     def _ranks(self, mask: int) -> tuple[int, ...]:
         bits = self._bits.get(mask)
         if bits is None:
@@ -104,6 +127,8 @@ class PositionTable:
         group = -1
         seen: set[str] = set()
         weights, version, dirty = self._weights, self._version, self._dirty
+        known = self._relevance.get(query_id)
+        relevance = known[1] if known is not None and known[0] == version else None
         for k in range(min(R, len(doc_ids))):
             doc = doc_ids[k]
             if doc in seen:
@@ -130,6 +155,10 @@ class PositionTable:
             entry[2 * R + 3] = float(int(entry[2 * R + 3]) | 1 << k)
             if weights is not None and entry[2 * R + 2] == version:
                 entry[2 * R + 1] += weights[k]
+            if relevance is not None and entry[2 * R]:
+                expected = self.expected(entry)
+                if expected > 0:
+                    relevance[doc] = entry[2 * R] / expected
         if not docs:
             del self._entries[query_id]
 
