@@ -157,19 +157,25 @@ def calibration(runs: int, pages: int, seed: int) -> tuple[list[float], list[flo
 
 def bytes_per_entry(pages: int = 20_000, seed: int = 7) -> float:
     """The table's memory per (query, doc) entry (tracemalloc over a table built from
-    ``pages`` pages of a catalogue large enough that most pages add new entries)."""
+    ``pages`` pages of a catalogue large enough that most pages add new entries, the
+    simulator's clicks in them, and every query's pooled relevance computed once)."""
     sim = SimConfig(seed=seed, queries=100_000)
     catalogue = catalogue_of(sim)
     rng = random.Random(seed)
     shown_pages = []
     for _ in range(pages):
         query = catalogue.queries[catalogue.pick(rng.random())]
-        shown_pages.append((query.query_id, rank(query, 1.0, sim.page_size, rng).doc_ids))
+        shown = rank(query, 1.0, sim.page_size, rng)
+        acted = {a.doc_id for a in interactions(shown, sim, rng)}
+        gains = [1.0 if d in acted else 0.0 for d in shown.doc_ids]
+        shown_pages.append((query.query_id, shown.doc_ids, gains))
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     table = PositionTable(MAX_RANK, 10**9)
-    for query_id, doc_ids in shown_pages:
-        table.add(query_id, doc_ids, [0.0] * len(doc_ids))
+    table.set_weights([1.0 / (i + 1) for i in range(MAX_RANK)], 1)
+    for query_id, doc_ids, gains in shown_pages:
+        table.add(query_id, doc_ids, gains)
+        table.relevance(query_id)
     table.harvest()
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()

@@ -5,9 +5,10 @@ impressions at ranks 1..R (``max_rank``; deeper ranks are not recorded), the sum
 interaction gains at those ranks (for the pooled relevance of
 :mod:`~streameval.propensity.scoring`), its expected examinations ``e = Σ n_k·w_k`` under the
 weights of version ``v`` (:meth:`PositionTable.set_weights`; -1: not computed), and the bit set
-``s`` of the ranks it was shown at. With R = 10 that is 24 numbers in a list: about 0.5 kB
-per entry with its keys and dicts (``benchmarks/propensity.py`` measures it), so the default
-cap of 1,000,000 entries bounds the table near 0.5 GB; the heavy query head fills it first and
+``s`` of the ranks it was shown at. With R = 10 that is 24 numbers in a list: 375 bytes per
+entry with its keys, dicts and its share of the pooled relevance kept per query (measured by
+``benchmarks/propensity.py``), so the default cap of 1,000,000 entries bounds the table near
+375 MB; the heavy query head fills it first and
 is kept: once it is full, pairs not yet in it are not added (counted in
 :attr:`PositionTable.dropped`).
 
