@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from streameval.config import load_settings
+from streameval.errors import ConfigError
 from streameval.export.collector import format_snapshot
 from streameval.export.history import History
 from streameval.export.status import status_page_html, status_payload
+from streameval.runtime.compose import evaluation_for
 from streameval.sim import SimConfig, traffic
 from streameval.snapshot import PropensityRow, Snapshot
 
@@ -182,3 +184,18 @@ def test_no_export_rows_when_off() -> None:
     snapshot = Snapshot(segment_labels=("arm",), windows=("1m",), ks=(10,))
     names = {f.name for f in format_snapshot(snapshot, version="test")}
     assert not any("propensity" in name for name in names)
+
+
+def test_the_daemon_with_a_state_topic_refuses_to_detect_implicit_debiased(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STREAMEVAL_DETECTION__RELEVANCE", "implicit,implicit_debiased")
+    monkeypatch.setenv("STREAMEVAL_PROPENSITY__ENABLED", "true")
+    settings = load_settings()
+    assert settings.kafka.state_topic  # on by default
+    with pytest.raises(ConfigError, match=r"^detection\.relevance: .*kafka\.state_topic"):
+        evaluation_for(settings, lambda *_: None)
+    monkeypatch.setenv("STREAMEVAL_KAFKA__STATE_TOPIC", "")
+    evaluation = evaluation_for(load_settings(), lambda *_: None)
+    assert evaluation.detectors is not None
+    assert "implicit_debiased" in evaluation.detectors.spec.relevance
