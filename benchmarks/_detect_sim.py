@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -116,11 +116,14 @@ def serve_page(
     user: random.Random,
     source: str = "input",
     teams: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> None:
-    """One page of ``query`` shown at ``t`` (``teams``: each result's, when interleaved) and what
-    ``user`` did on it under ``sim``'s click model, offered to ``pipeline`` as request ``rid``."""
+    """One page of ``query`` shown at ``t`` (``teams``: each result's, when interleaved;
+    ``labels``: the impression's) and what ``user`` did on it under ``sim``'s click model,
+    offered to ``pipeline`` as request ``rid``."""
     raw = sim_records.impression(
-        rid, t, query_id=query.query_id, query=query.text, doc_ids=shown.doc_ids, labels={},
+        rid, t, query_id=query.query_id, query=query.text, doc_ids=shown.doc_ids,
+        labels=dict(labels or {}),
         teams=teams,
     )  # fmt: skip
     pipeline.offer(raw, source)

@@ -135,7 +135,9 @@ def srm_json(row: SrmRow) -> dict[str, Any]:
 def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     """``replay --output json``: the final windows and the intake accounting; with detectors,
     their ``"detection"`` rows; with interleaved lists the ``"interleaving"`` rows and their
-    detector's ``"detection"`` rows too; with an A/B, its sample-ratio test (``"srm"``)."""
+    detector's ``"detection"`` rows too; with an A/B, its sample-ratio test (``"srm"``); with
+    judgments, the ``"judges"`` object; with ``[propensity] enabled``, a ``"propensity"``
+    object."""
     out = _snapshot_json(snapshot)
     if snapshot.detection:
         out["detection"] = detection_json(snapshot.segment_labels, snapshot.detection)
@@ -146,6 +148,8 @@ def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
         out["srm"] = srm_json(snapshot.srm)
     if snapshot.judges is not None and snapshot.judgments:
         out["judges"] = judges_json(snapshot.judges)
+    if snapshot.propensity:
+        out["propensity"] = propensity_json(snapshot)
     return out
 
 
@@ -189,6 +193,24 @@ def judges_json(view: JudgesView) -> dict[str, Any]:
             }
             for r in view.coverage_by_class
         ],
+    }
+
+
+def propensity_json(snapshot: Snapshot) -> dict[str, Any]:
+    """``replay --output json``'s ``"propensity"`` object (``[propensity] enabled``): the
+    examination propensity per position (null: not estimated yet) and the estimator's table."""
+    return {
+        "positions": [
+            {
+                "position": row.position,
+                "propensity": row.propensity,
+                "stderr": row.stderr,
+                "harvested_clicks": row.harvested_clicks,
+            }
+            for row in snapshot.propensity
+        ],
+        "entries": snapshot.propensity_entries,
+        "dropped": snapshot.propensity_dropped,
     }
 
 

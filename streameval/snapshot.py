@@ -285,6 +285,16 @@ class JudgesView:
 
 
 @dataclass(frozen=True, slots=True)
+class PropensityRow:
+    """The examination propensity of one rank, relative to rank 1 (docs/propensity.md)."""
+
+    position: int  # 1-based rank
+    propensity: float | None  # None: not estimated yet (too few clicks harvested)
+    stderr: float | None
+    harvested_clicks: float
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything the exporters show, as of one moment of the pipeline."""
 
@@ -324,3 +334,8 @@ class Snapshot:
     srm: SrmRow | None = None
     #: judge families, agreement, freshness, coverage by query frequency (None: not tracked)
     judges: JudgesView | None = None
+    #: the examination propensity per rank (``[propensity]``; empty when it is off)
+    propensity: tuple[PropensityRow, ...] = ()
+    #: the estimator's table: (query, doc) entries held, and results not recorded (table full)
+    propensity_entries: int = 0
+    propensity_dropped: int = 0

@@ -21,6 +21,9 @@ Segment = tuple[str, ...]
 IMPLICIT = "implicit"
 JUDGED = "judged"
 RELEVANCE_SOURCES = (IMPLICIT, JUDGED)
+#: the third source, scored only with ``[propensity] enabled`` (streameval.propensity); after
+#: the two others in ScoredList.sources
+IMPLICIT_DEBIASED = "implicit_debiased"
 
 #: Outcomes of a finalized list, per relevance source (label ``outcome`` of streameval_lists_total)
 SCORED = "scored"
@@ -91,3 +94,21 @@ DUPLICATE: Final = Outcome.DUPLICATE
 LATE: Final = Outcome.LATE
 UNMATCHED: Final = Outcome.UNMATCHED
 PENDING: Final = Outcome.PENDING
+
+
+#: where ListScorer puts each source in ``ScoredList.sources``: implicit, judged, then
+#: implicit_debiased when it is on, then judged:<family> per judge family (a judged score handed
+#: out early has the judged source alone)
+SOURCE_INDEX: Final = {IMPLICIT: 0, JUDGED: 1, IMPLICIT_DEBIASED: 2}
+
+
+def source_named(sources: tuple[SourceScore, ...], relevance: str) -> SourceScore | None:
+    """The score of ``relevance`` among ``sources`` (None: not scored): looked for at its usual
+    index first (:data:`SOURCE_INDEX`), then by name."""
+    at = SOURCE_INDEX.get(relevance, -1)
+    if 0 <= at < len(sources) and sources[at].relevance == relevance:
+        return sources[at]
+    for source in sources:
+        if source.relevance == relevance:
+            return source
+    return None

@@ -788,6 +788,62 @@ def judges_row() -> Section:
     )
 
 
+def position_bias_row() -> Section:
+    """DESIGN §12: the examination propensity per position ([propensity] enabled; the
+    implicit_debiased figures are in every NDCG panel as a relevance source)."""
+    return Section(
+        "Position bias",
+        (
+            timeseries_panel(
+                "Examination propensity by position, 95 % band",
+                query(
+                    f"avg by (position) (streameval_examination_propensity{{{JOB}}})",
+                    "position {{position}}",
+                ),
+                query(
+                    f"avg by (position) (streameval_examination_propensity{{{JOB}}}) - 1.96 * "
+                    f"avg by (position) (streameval_examination_propensity_stderr{{{JOB}}})",
+                    "ci95 low {{position}}",
+                ),
+                query(
+                    f"avg by (position) (streameval_examination_propensity{{{JOB}}}) + 1.96 * "
+                    f"avg by (position) (streameval_examination_propensity_stderr{{{JOB}}})",
+                    "ci95 high {{position}}",
+                ),
+                width=12,
+                unit="percentunit",
+                description="How often a result at each position is examined, relative to "
+                "position 1, estimated from the same (query, doc) shown at different positions "
+                "(intervention harvesting). implicit_debiased divides each click's grade by it "
+                "(clipped at propensity.clip). Averaged over instances: each estimates from "
+                "its own partitions.",
+            )
+            .min(0)
+            .decimals(3),
+            timeseries_panel(
+                "Clicks harvested per position",
+                query(
+                    f"sum by (position) (streameval_propensity_harvested_clicks{{{JOB}}})",
+                    "position {{position}}",
+                ),
+                width=6,
+                description="The evidence behind each position's estimate: clicks on (query, "
+                "doc) pairs also shown at other positions. Below propensity.min_clicks at a "
+                "position, implicit_debiased scores no list.",
+            ),
+            timeseries_panel(
+                "Estimator table",
+                query(f"sum(streameval_propensity_entries{{{JOB}}})", "(query, doc) entries"),
+                query(
+                    f"sum(rate(streameval_propensity_dropped_total{{{JOB}}}[{RATE}]))",
+                    "results not recorded /s (table full)",
+                ),
+                width=6,
+            ),
+        ),
+    )
+
+
 #: The dashboard, top to bottom.
 ROWS: tuple[Callable[[], Section], ...] = (
     now_row,
@@ -797,6 +853,7 @@ ROWS: tuple[Callable[[], Section], ...] = (
     interleaving_row,
     judges_row,
     judged_vs_implicit_row,
+    position_bias_row,
     engagement_row,
     throughput_and_intake_row,
     event_time_and_lag_row,

@@ -28,6 +28,7 @@ from streameval.config.mapping import (
     Pointer,
 )
 from streameval.config.metrics import MetricsSettings
+from streameval.config.propensity import PropensitySettings
 from streameval.config.settings import Settings
 from streameval.config.srm import SrmSettings
 
@@ -46,6 +47,7 @@ __all__ = [
     "MappingSettings",
     "MetricsSettings",
     "Pointer",
+    "PropensitySettings",
     "Settings",
     "SourceFormat",
     "SrmSettings",

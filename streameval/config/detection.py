@@ -24,7 +24,8 @@ class DetectionSettings(BaseModel):
     #: scored, the largest of ``evaluation.ks`` is watched)
     ks: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field((10,), min_length=1)
     #: the relevance sources watched
-    relevance: tuple[Literal["judged", "implicit"], ...] = Field(
+    #: (``implicit_debiased`` needs ``[propensity] enabled``; not watched by default)
+    relevance: tuple[Literal["judged", "implicit", "implicit_debiased"], ...] = Field(
         ("judged", "implicit"), min_length=1
     )
     #: memory of the references, levels and variances (exponential forgetting in event time)

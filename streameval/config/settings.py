@@ -13,6 +13,7 @@ from streameval.config.input import InputSettings
 from streameval.config.judges import JudgesSettings
 from streameval.config.kafka import KafkaSettings
 from streameval.config.metrics import MetricsSettings
+from streameval.config.propensity import PropensitySettings
 from streameval.config.srm import SrmSettings
 
 
@@ -34,6 +35,7 @@ class Settings(BaseSettings):
     input: InputSettings = InputSettings()
     srm: SrmSettings = SrmSettings()
     judges: JudgesSettings = JudgesSettings()
+    propensity: PropensitySettings = PropensitySettings()
 
     @model_validator(mode="after")
     def _detection_fits_evaluation(self) -> Settings:
@@ -56,6 +58,11 @@ class Settings(BaseSettings):
             )
         if not self.detectors_in_effect:
             return self
+        if "implicit_debiased" in det.relevance and not self.propensity.enabled:
+            raise ValueError(
+                "detection.relevance: implicit_debiased is scored only with propensity.enabled "
+                "= true: turn it on, or leave implicit_debiased out"
+            )
         missing = sorted(set(det.ks) - set(ev.ks))
         if missing and "ks" in det.model_fields_set:
             raise ValueError(f"detection.ks: {missing} not among evaluation.ks {list(ev.ks)}")

@@ -42,7 +42,14 @@ from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
 from streameval.detect.state import QueryReferences
 from streameval.snapshot import DetectionRow
-from streameval.values import IMPLICIT, JUDGED, ScoredList, Segment
+from streameval.values import (
+    IMPLICIT,
+    IMPLICIT_DEBIASED,
+    JUDGED,
+    ScoredList,
+    Segment,
+    source_named,
+)
 
 #: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)
@@ -61,6 +68,7 @@ class Detectors:
         self._vs_baseline = VS_BASELINE in spec.detectors
         self._stash = {r: Stash(spec.bucket_ms, positions) for r in spec.relevance}
         self._implicit = self._stash.get(IMPLICIT)
+        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
         self._judged = self._stash.get(JUDGED)
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
         self.takes_judged = self._judged is not None
@@ -80,23 +88,28 @@ class Detectors:
         """A finalized list: its implicit score (its judged one came early, :meth:`add_judged`)."""
         stash = self._implicit
         if stash is not None:
-            source = scored.sources[0]  # ListScorer's order: implicit, judged
-            if source.relevance != IMPLICIT:
-                source = next(s for s in scored.sources if s.relevance == IMPLICIT)
-            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+            source = source_named(scored.sources, IMPLICIT)
+            if source is not None:
+                stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+        stash = self._debiased
+        if stash is not None:  # scored with [propensity] enabled (streameval.propensity)
+            source = source_named(scored.sources, IMPLICIT_DEBIASED)
+            if source is not None:
+                stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
 
     def add_judged(self, scored: ScoredList) -> None:
         """A list whose impression the watermark has passed, with its judged score."""
         stash = self._judged
         if stash is not None:
-            source = scored.sources[-1]  # the judged source only, or implicit then judged
-            if source.relevance != JUDGED:
-                source = next(s for s in scored.sources if s.relevance == JUDGED)
-            stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
+            source = source_named(scored.sources, JUDGED)  # alone, or among the others
+            if source is not None:
+                stash.add(scored.timestamp, scored.segment, scored.query_id, source.ndcg)
 
     def advance(self, horizon_ms: int) -> None:
         """The evaluation horizon: every implicit score before it has been added."""
         self.close(IMPLICIT, horizon_ms)
+        if self._debiased is not None:
+            self.close(IMPLICIT_DEBIASED, horizon_ms)
 
     def advance_judged(self, watermark_ms: int) -> None:
         """The watermark: every judged score of an impression before it has been added."""

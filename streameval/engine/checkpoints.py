@@ -21,6 +21,7 @@ from streameval.engine.recovery import Checkpoint, Recovery
 from streameval.engine.snapshots import build_snapshot
 from streameval.join import Joiner
 from streameval.judges import JudgeTracker
+from streameval.propensity import DebiasedSource, with_propensity
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowStore
 from streameval.windows.store import Bucket
@@ -41,6 +42,7 @@ class Checkpoints:
     _attribution: int
     _closed_ids_dropped: int
     _judge_tracker: JudgeTracker
+    _debiased: DebiasedSource | None
 
     @property
     def horizon(self) -> int | None:
@@ -128,7 +130,7 @@ class Checkpoints:
             "judgment": self._rules.ids.forgotten,
             "list": self._closed_ids_dropped + self._joiner.closed_ids_dropped,
         }
-        return build_snapshot(
+        snapshot = build_snapshot(
             self._settings,
             self.horizon,
             windows=self._windows,
@@ -142,3 +144,6 @@ class Checkpoints:
             windowed=self._windowed,
             judges=self._judge_tracker.view(self.horizon),
         )
+        if self._debiased is not None:
+            snapshot = with_propensity(snapshot, self._debiased)
+        return snapshot

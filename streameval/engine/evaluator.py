@@ -74,6 +74,7 @@ class Evaluator:
             decoder_for=decoder_for,
             on_seconds=on_seconds,
             judges=settings.judges,
+            propensity=settings.propensity,
         )
 
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:

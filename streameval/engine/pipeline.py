@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from streameval.config import EvaluationSettings, JudgesSettings
+from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
 from streameval.engine.checkpoints import Checkpoints
 from streameval.engine.consumers import (
     DeclinesJudged,
@@ -33,6 +33,7 @@ from streameval.events.models import Impression, Judgment
 from streameval.interleave import InterleavingStore
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
 from streameval.judges import JudgeTracker
+from streameval.propensity import IMPLICIT_DEBIASED, DebiasedSource
 from streameval.score.lists import ListScorer
 from streameval.values import (
     ACCEPTED,
@@ -60,8 +61,13 @@ class Pipeline(EventTime, Checkpoints):
         decoder_for: DecoderFor | None = None,
         on_seconds: Callable[[int, str], None] | None = None,
         judges: JudgesSettings | None = None,
+        propensity: PropensitySettings | None = None,
     ) -> None:
         self._settings = settings
+        #: the third relevance source, implicit_debiased (``[propensity] enabled``)
+        self._debiased = (
+            DebiasedSource(settings, propensity) if propensity and propensity.enabled else None
+        )
         #: told (event time, source) of each impression or click whose event time is surely
         #: epoch seconds (streameval.epoch): to say so; the event is counted as any other
         self._on_seconds = on_seconds
@@ -132,6 +138,8 @@ class Pipeline(EventTime, Checkpoints):
         self._counted, self._next_offset = recovery.counted, recovery.next_offset
         self._persisted_before = recovery.persisted_before
         self._judged.start_stream()
+        if self._debiased is not None:  # rebuilt from the re-read, as the windows are
+            self._debiased.reset()
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop); at which a list's
         # impression is passed (judged scores handed early); and the horizon at which the
@@ -240,6 +248,8 @@ class Pipeline(EventTime, Checkpoints):
         for _ in self._joiner.evict_over_cap():
             for relevance in RELEVANCE_SOURCES:
                 self._totals.count_outcome(relevance, EVICTED)
+            if self._debiased is not None:
+                self._totals.count_outcome(IMPLICIT_DEBIASED, EVICTED)
 
     def _source_decoder(self, source: str) -> RecordDecoder:
         decode = self._decoders.get(source)
@@ -296,8 +306,10 @@ class Pipeline(EventTime, Checkpoints):
             # closes, and is reused just below
             self._judged.hand(lst)
         scored = self._scorer.score(lst, self._judgments)
+        if self._debiased is not None:  # appended: implicit, judged, implicit_debiased
+            scored = scored._replace(sources=(*scored.sources, self._debiased.score(lst)))
         judges = self._judge_tracker
-        if judges.active:  # two judge families or more: a judged source per family
+        if judges.active:  # two judge families or more: a judged source per family, after
             scored = judges.score(lst, scored)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         folded = persisted is None or lst.timestamp >= persisted

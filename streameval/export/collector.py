@@ -102,6 +102,7 @@ def format_snapshot(snapshot: Snapshot, *, version: str) -> list[Metric]:
     families.extend(_detection_families(snapshot))
     families.extend(_srm_families(snapshot))
     families.extend(judges_families(snapshot))
+    families.extend(_propensity_families(snapshot))
     # A family without samples would only add HELP/TYPE lines: leave it out.
     return [family for family in families if family.samples]
 
@@ -330,3 +331,26 @@ def _srm_families(snapshot: Snapshot) -> list[Metric]:
     if row.first_alarm_ms is not None:
         first.add_metric([], _seconds(row.first_alarm_ms))
     return [statistic, threshold, alarm, first, lists, observed, expected, excluded]
+
+
+def _propensity_families(snapshot: Snapshot) -> list[Metric]:
+    """DESIGN §12: the examination propensity per position, its standard error and evidence,
+    and the estimator's table (only with ``[propensity] enabled``: no rows otherwise)."""
+    propensity = gauge(names.EXAMINATION_PROPENSITY, ["position"])
+    stderr = gauge(names.EXAMINATION_PROPENSITY_STDERR, ["position"])
+    harvested = gauge(names.PROPENSITY_HARVESTED_CLICKS, ["position"])
+    for row in snapshot.propensity:
+        position = [str(row.position)]
+        harvested.add_metric(position, row.harvested_clicks)
+        if row.propensity is not None:
+            propensity.add_metric(position, row.propensity)
+        if row.stderr is not None:
+            stderr.add_metric(position, row.stderr)
+    families: list[Metric] = [propensity, stderr, harvested]
+    if snapshot.propensity:
+        entries = gauge(names.PROPENSITY_ENTRIES)
+        entries.add_metric([], snapshot.propensity_entries)
+        dropped = counter(names.PROPENSITY_DROPPED_TOTAL)
+        dropped.add_metric([], snapshot.propensity_dropped)
+        families += [entries, dropped]
+    return families

@@ -114,6 +114,15 @@ HELP: dict[str, str] = {
     names.JUDGED_COVERAGE_BY_QUERY_CLASS: "Mean judged coverage@k of the window's lists of "
     "head queries (the judges.head_queries most frequent since start) or tail queries.",
     names.QUERY_CLASS_LISTS: "Lists behind streameval_judged_coverage_by_query_class.",
+    names.EXAMINATION_PROPENSITY: "Estimated probability that a result at this position is "
+    "examined, relative to position 1 (intervention harvesting; [propensity]).",
+    names.EXAMINATION_PROPENSITY_STDERR: "Standard error of the examination propensity "
+    "(delta method).",
+    names.PROPENSITY_HARVESTED_CLICKS: "Clicks harvested at this position from (query, doc) "
+    "pairs shown at other positions too (the estimate's evidence).",
+    names.PROPENSITY_ENTRIES: "(query, doc) entries in the propensity estimator's table.",
+    names.PROPENSITY_DROPPED_TOTAL: "Results not recorded by the propensity estimator because "
+    "its table was full (propensity.max_entries).",
 }
 
 GAUGES: tuple[str, ...] = (
@@ -164,6 +173,10 @@ GAUGES: tuple[str, ...] = (
     names.JUDGMENT_MAX_AGE,
     names.JUDGED_COVERAGE_BY_QUERY_CLASS,
     names.QUERY_CLASS_LISTS,
+    names.EXAMINATION_PROPENSITY,
+    names.EXAMINATION_PROPENSITY_STDERR,
+    names.PROPENSITY_HARVESTED_CLICKS,
+    names.PROPENSITY_ENTRIES,
 )
 COUNTERS: tuple[str, ...] = (
     names.NDCG_SUM_TOTAL,
@@ -180,6 +193,7 @@ COUNTERS: tuple[str, ...] = (
     names.REREAD_RECORDS_DELETED_TOTAL,
     names.FORGOTTEN_IDS_TOTAL,
     names.DEAD_LETTERS_FAILED_TOTAL,
+    names.PROPENSITY_DROPPED_TOTAL,
 )
 
 

@@ -98,6 +98,13 @@ SRM_OBSERVED_SHARE = "streameval_srm_observed_share"
 SRM_EXPECTED_SHARE = "streameval_srm_expected_share"
 SRM_EXCLUDED_LISTS = "streameval_srm_excluded_lists"
 SRM_LABELS = ("arm",)
+# Position bias (DESIGN §12, ``[propensity]``), gauges, label: position (1-based rank)
+EXAMINATION_PROPENSITY = "streameval_examination_propensity"
+EXAMINATION_PROPENSITY_STDERR = "streameval_examination_propensity_stderr"
+PROPENSITY_HARVESTED_CLICKS = "streameval_propensity_harvested_clicks"
+# gauge, no label: (query, doc) entries of the estimator's table; counter: results not recorded
+PROPENSITY_ENTRIES = "streameval_propensity_entries"
+PROPENSITY_DROPPED_TOTAL = "streameval_propensity_dropped_total"
 
 WINDOW_LABELS = ("k", "window", "relevance")
 DETECTION_LABELS = ("detector", "k", "relevance")
@@ -181,5 +188,10 @@ ALL: frozenset[str] = frozenset(
         JUDGMENT_MAX_AGE,
         JUDGED_COVERAGE_BY_QUERY_CLASS,
         QUERY_CLASS_LISTS,
+        EXAMINATION_PROPENSITY,
+        EXAMINATION_PROPENSITY_STDERR,
+        PROPENSITY_HARVESTED_CLICKS,
+        PROPENSITY_ENTRIES,
+        PROPENSITY_DROPPED_TOTAL,
     }
 )

@@ -36,7 +36,7 @@ from streameval.export.status_words import (
     detector_words,
     srm_words,
 )
-from streameval.report import interleaving_json, judges_json, srm_json
+from streameval.report import interleaving_json, judges_json, propensity_json, srm_json
 from streameval.snapshot import Snapshot
 from streameval.values import Segment
 
@@ -185,6 +185,8 @@ def status_payload(
         ],
         "interleaving": interleaving_payload(snapshot),
         "judges": judges_payload(snapshot),
+        # the examination propensity per position (None unless [propensity] enabled)
+        "propensity": propensity_json(snapshot) if snapshot.propensity else None,
         "history": history.to_json(),
         "srm": srm_payload(snapshot),
     }

@@ -27,7 +27,7 @@ from streameval.detect.stash import BucketData, Stash
 from streameval.interleave.partitioned import PairBucket, PairStash
 from streameval.srm.arms import ArmOf
 from streameval.srm.partitioned import ArmBucket, SrmStash
-from streameval.values import IMPLICIT, JUDGED, ScoredList
+from streameval.values import IMPLICIT, JUDGED, ScoredList, source_named
 
 
 class PartitionCollector:
@@ -131,20 +131,18 @@ class PartitionCollector:
             self._pairs[scored.source].add(scored.timestamp, interleaved.outcomes)
         if not self._implicit:
             return
-        source = scored.sources[0]  # ListScorer's order: implicit, judged
-        if source.relevance != IMPLICIT:
-            source = next(s for s in scored.sources if s.relevance == IMPLICIT)
-        self._of(scored.source)[IMPLICIT].add(
-            scored.timestamp, scored.segment, scored.query_id, source.ndcg
-        )
+        source = source_named(scored.sources, IMPLICIT)
+        if source is not None:
+            self._of(scored.source)[IMPLICIT].add(
+                scored.timestamp, scored.segment, scored.query_id, source.ndcg
+            )
 
     def add_judged(self, scored: ScoredList) -> None:
-        source = scored.sources[-1]
-        if source.relevance != JUDGED:
-            source = next(s for s in scored.sources if s.relevance == JUDGED)
-        self._of(scored.source)[JUDGED].add(
-            scored.timestamp, scored.segment, scored.query_id, source.ndcg
-        )
+        source = source_named(scored.sources, JUDGED)  # alone, or among the others
+        if source is not None:
+            self._of(scored.source)[JUDGED].add(
+                scored.timestamp, scored.segment, scored.query_id, source.ndcg
+            )
 
     def advance(self, horizon_ms: int) -> None:
         self._take(IMPLICIT, horizon_ms)

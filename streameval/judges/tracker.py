@@ -40,7 +40,7 @@ from streameval.snapshot import (
     JudgesView,
     QueryClassCoverageRow,
 )
-from streameval.values import JUDGED, ScoredList, SourceScore
+from streameval.values import JUDGED, ScoredList, SourceScore, source_named
 from streameval.windows.spec import WindowSpec, bucket_start, window_buckets
 
 HEAD = "head"
@@ -239,10 +239,7 @@ class JudgeTracker:
             acc = self._buckets[b] = [0.0] * self._width
             if self._oldest is None or b < self._oldest:
                 self._set_oldest(b)
-        sources = scored.sources
-        judged = sources[1] if len(sources) > 1 and sources[1].relevance == JUDGED else None
-        if judged is None:
-            judged = next((s for s in sources if s.relevance == JUDGED), None)
+        judged = source_named(scored.sources, JUDGED)
         coverage = None if judged is None else judged.coverage
         if coverage is None:
             return

@@ -20,6 +20,7 @@ from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for
 from streameval.engine import Pipeline
 from streameval.engine.evaluator import FROM_SETTINGS, Evaluator
+from streameval.errors import ConfigError
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.group.collector import PartitionCollector
@@ -27,6 +28,7 @@ from streameval.interleave.detector import PairTests
 from streameval.log_limits import SecondsTimestampLog
 from streameval.snapshot import Snapshot
 from streameval.srm import SrmTest, arm_reader, srm_test_for
+from streameval.values import IMPLICIT_DEBIASED
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,12 @@ def evaluation_for(
     if settings.kafka.state_topic:
         ev = settings.evaluation
         srm_test = srm_test_for(settings)
+        if detectors is not None and IMPLICIT_DEBIASED in detectors.spec.relevance:
+            # the state topic's detector buckets know judged and implicit only (so far)
+            raise ConfigError(
+                "detection.relevance: implicit_debiased is not detected through the state topic "
+                'yet: leave it out, or set kafka.state_topic = ""'
+            )
         collector = PartitionCollector(
             None if detectors is None else detectors.spec,
             bucket_ms=settings.evaluation.bucket,

@@ -196,7 +196,9 @@ def _start_prometheus(tmp: Path, target: str) -> tuple[subprocess.Popen[bytes], 
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     prometheus_or_skip()
     tmp = tmp_path_factory.mktemp("prometheus")
-    settings = load_settings()
+    # the position-bias row needs the propensity estimated: on, with little evidence asked of
+    # each position (the demo's traffic is light)
+    settings = load_settings(propensity={"enabled": True, "min_clicks": 5, "refresh_lists": 500})
     # a third of the requests interleaved (DESIGN §10), the rest an A/B split, an LLM judge beside
     # the raters (DESIGN §12): every family the rules and the dashboard name has samples
     sim = SimConfig(
@@ -420,7 +422,7 @@ def test_every_dashboard_query_returns_data(live: Live) -> None:
             used = variables_used(query.expr)
             shown = {k: v for k, v in values.items() if k in used}
             empty.setdefault(titles[_panel_id(query)], set()).add(f"{query.where} {shown}")
-    # 4 k x 3 windows x 2 relevance sources, ~40 queries each, deduplicated where no variable
+    # 4 k x 3 windows x 5 relevance sources, ~40 queries each, deduplicated where no variable
     # changes the query
     assert len(seen) >= 200
     unexpected = {title: rows for title, rows in empty.items() if title not in KAFKA_ONLY_PANELS}
@@ -435,14 +437,11 @@ def test_recorded_ndcg_equals_the_daemon_figures(live: Live) -> None:
     own = _by_labels(live.query(names.NDCG + selector), keys)
     recorded = _by_labels(live.query('segment:streameval_ndcg:mean{job="streameval"}'), keys)
     # every (k, window, relevance) for both arms and the interleaved lists' own segment; the
-    # relevance sources: implicit, judged and, with two judge families, judged:<family> each
-    assert {labels[2] for labels in own} == {
-        "implicit",
-        "judged",
-        "judged:human",
-        "judged:llm:gpt-4o",
-    }
-    assert len(own) == 4 * 3 * 4 * 3
+    # relevance sources: implicit, judged, implicit_debiased (propensity on) and, with two judge
+    # families, judged:<family> each
+    sources = {"implicit", "judged", "implicit_debiased", "judged:human", "judged:llm:gpt-4o"}
+    assert {labels[2] for labels in own} == sources
+    assert len(own) == 4 * 3 * len(sources) * 3
     assert set(recorded) == set(own)
     for labels, value in own.items():
         assert abs(recorded[labels] - value) <= TOLERANCE, (labels, recorded[labels], value)

@@ -28,6 +28,7 @@ from streameval.snapshot import (
     Moments,
     NdcgRow,
     PairTestRow,
+    PropensityRow,
     Snapshot,
     SrmArmRow,
     SrmRow,
@@ -75,6 +76,8 @@ def full_snapshot() -> Snapshot:
         horizon_ms=None,
         consumer_lag={("search-clicks", 1): 42, ("search-impressions", 0): 0},
         ready=False,
+        propensity=(PropensityRow(1, 1.0, 0.0, 500.0), PropensityRow(2, 0.5, 0.01, 200.0)),
+        propensity_entries=40,
         detection=(
             # alarmed: statistic 13.5 over threshold 12.47, first at the bucket 1_700_000_000_000
             DetectionRow(
