@@ -5,7 +5,7 @@ imports none of windows/, detect/ or interleave/."""
 from __future__ import annotations
 
 from streameval.detect.persisted import PAIRS, SRM, encode_detector_bucket, encode_progress
-from streameval.group.feed import KINDS, PROGRESS, SNAPSHOT, DetectorTable
+from streameval.group.table import KINDS, PROGRESS, SNAPSHOT, DetectorTable
 from streameval.interleave.partitioned import encode_pair_bucket
 from streameval.kafka.state import StateTopic
 from streameval.kafka.state_table import StateCodecs, StateTable

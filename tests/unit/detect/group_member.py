@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from streameval.engine import Pipeline
 from streameval.group.collector import PartitionCollector
-from streameval.group.feed import DetectorTable, GroupFeed
+from streameval.group.feed import GroupFeed
+from streameval.group.table import DetectorTable
 from streameval.kafka.state_table import StateTable, detector_key
 from streameval.runtime.state_codecs import STATE_CODECS
 
