@@ -18,10 +18,9 @@ from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import IntakeCounters
 from streameval.engine.judgments import JudgmentRules
 from streameval.engine.recovery import Checkpoint, Recovery
+from streameval.engine.signals import ListSignals
 from streameval.engine.snapshots import build_snapshot
 from streameval.join import Joiner
-from streameval.judges import JudgeTracker
-from streameval.propensity import DebiasedSource, with_propensity
 from streameval.snapshot import Snapshot
 from streameval.windows import Totals, WatermarkTracker, WindowStore
 from streameval.windows.store import Bucket
@@ -41,8 +40,7 @@ class Checkpoints:
     _resettable: Sequence[JudgedEarlyConsumer]
     _attribution: int
     _closed_ids_dropped: int
-    _judge_tracker: JudgeTracker
-    _debiased: DebiasedSource | None
+    _signals: ListSignals
 
     @property
     def horizon(self) -> int | None:
@@ -59,7 +57,7 @@ class Checkpoints:
         self._intake.unmatched_from_pending(self._joiner.pending_clicks_counted)
         for windowed in self._windowed:
             windowed.reset()
-        self._judge_tracker.reset()
+        self._signals.reset()
         self._closed_ids_dropped += self._joiner.closed_ids_dropped
         self._start_stream()
         for consumer in self._resettable:
@@ -142,8 +140,6 @@ class Checkpoints:
             watermark_ms=self._watermark.watermark,
             consumer_lag=consumer_lag or {},
             windowed=self._windowed,
-            judges=self._judge_tracker.view(self.horizon),
+            judges=self._signals.judges.view(self.horizon),
         )
-        if self._debiased is not None:
-            snapshot = with_propensity(snapshot, self._debiased)
-        return snapshot
+        return self._signals.into_snapshot(snapshot)

@@ -17,3 +17,22 @@ OnScored = Callable[[ScoredList], None]
 RecordDecoder = Callable[[bytes], Event | Invalid]
 #: the decoder of each source (its format, DESIGN §11), asked once per source
 DecoderFor = Callable[[str], RecordDecoder]
+
+
+class SourceDecoders(dict[str, RecordDecoder]):
+    """The decoder of each source, ``decoders[source]``: asked of ``decoder_for`` the first
+    time a source is read (sources are few), else ``default`` for every source. A dict, so a
+    record's look-up is one C-level subscript; only a source's first record reaches
+    :meth:`__missing__`."""
+
+    __slots__ = ("_decoder_for", "_default")
+
+    def __init__(self, default: RecordDecoder, decoder_for: DecoderFor | None) -> None:
+        super().__init__()
+        self._default = default
+        self._decoder_for = decoder_for
+
+    def __missing__(self, source: str) -> RecordDecoder:
+        decode = self._default if self._decoder_for is None else self._decoder_for(source)
+        self[source] = decode
+        return decode

@@ -22,26 +22,19 @@ from streameval.engine.consumers import (
     WindowedConsumer,
 )
 from streameval.engine.early import JudgedEarly
-from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored, RecordDecoder
+from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored, SourceDecoders
 from streameval.engine.intake import OFFERED, IntakeCounters, Offered
 from streameval.engine.judgments import JudgmentRules
 from streameval.engine.progress import EventTime
 from streameval.engine.recovery import Recovery
+from streameval.engine.signals import ListSignals
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid, decoder, dedup_key
 from streameval.events.models import Impression, Judgment
 from streameval.interleave import InterleavingStore
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
-from streameval.judges import JudgeTracker
-from streameval.propensity import IMPLICIT_DEBIASED, DebiasedSource
 from streameval.score.lists import ListScorer
-from streameval.values import (
-    ACCEPTED,
-    EVICTED,
-    INVALID,
-    PENDING,
-    RELEVANCE_SOURCES,
-)
+from streameval.values import ACCEPTED, EVICTED, INVALID, PENDING, RELEVANCE_SOURCES
 from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore
 
 
@@ -64,10 +57,6 @@ class Pipeline(EventTime, Checkpoints):
         propensity: PropensitySettings | None = None,
     ) -> None:
         self._settings = settings
-        #: the third relevance source, implicit_debiased (``[propensity] enabled``)
-        self._debiased = (
-            DebiasedSource(settings, propensity) if propensity and propensity.enabled else None
-        )
         #: told (event time, source) of each impression or click whose event time is surely
         #: epoch seconds (streameval.epoch): to say so; the event is counted as any other
         self._on_seconds = on_seconds
@@ -83,10 +72,8 @@ class Pipeline(EventTime, Checkpoints):
         self._early = tuple(
             c for c in self._resettable if not isinstance(c, DeclinesJudged) or c.takes_judged
         )
-        self._decode: RecordDecoder = decoder(settings.max_record_bytes)
-        #: per source, its decoder (sources are few; each asked of ``decoder_for`` once)
-        self._decoder_for = decoder_for
-        self._decoders: dict[str, RecordDecoder] = {}
+        #: per source, its decoder (each asked of ``decoder_for`` once; else native and UBI)
+        self._decoders = SourceDecoders(decoder(settings.max_record_bytes), decoder_for)
         self._dead_letter = dead_letter
         self._on_scored = on_scored
         self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
@@ -109,14 +96,8 @@ class Pipeline(EventTime, Checkpoints):
             settings.bucket, max(settings.windows) + settings.allowed_lateness, persist
         )
         self._judged = JudgedEarly(self._early, self._scorer, self._judgments, settings.bucket)
-        #: judge families, their agreement, freshness, head/tail coverage (DESIGN §12)
-        self._judge_tracker = JudgeTracker(
-            JudgesSettings() if judges is None else judges,
-            self._judgments,
-            self._scorer,
-            [WindowSpec(w, settings.bucket) for w in settings.windows],
-            settings.ks,
-        )
+        #: the trust signals' sources and bookkeeping per finalized list (DESIGN §12)
+        self._signals = ListSignals(settings, judges, propensity, self._judgments, self._scorer)
         self._start_stream()
 
     def _start_stream(self) -> None:
@@ -138,8 +119,7 @@ class Pipeline(EventTime, Checkpoints):
         self._counted, self._next_offset = recovery.counted, recovery.next_offset
         self._persisted_before = recovery.persisted_before
         self._judged.start_stream()
-        if self._debiased is not None:  # rebuilt from the re-read, as the windows are
-            self._debiased.reset()
+        self._signals.start_stream()
         # the watermark at which advance() has work to do next (a list to finalize, a waiting
         # click to expire, a finalized id to forget, a bucket to drop); at which a list's
         # impression is passed (judged scores handed early); and the horizon at which the
@@ -167,12 +147,7 @@ class Pipeline(EventTime, Checkpoints):
         """
         counted_before = self._counted.get(source) if self._counted else None
         count = counted_before is None or offset >= counted_before[1]
-        # with decoders per source (their formats): looked up here, made on first use
-        event = (
-            self._decode
-            if self._decoder_for is None
-            else self._decoders.get(source) or self._source_decoder(source)
-        )(raw)
+        event = self._decoders[source](raw)  # the source's format: made on its first record
         # dispatched on the exact class, which every decoder makes (never a subclass): isinstance
         # against an event's class, a pydantic model's (an ABCMeta), runs __instancecheck__ in
         # Python (~1.1 k instructions when it fails, against ~0.2 k for ``type(event) is``)
@@ -246,16 +221,8 @@ class Pipeline(EventTime, Checkpoints):
             due = ts - ts % self._bucket_ms + self._bucket_ms
             self._early_due = min(self._early_due, due)
         for _ in self._joiner.evict_over_cap():
-            for relevance in RELEVANCE_SOURCES:
+            for relevance in (*RELEVANCE_SOURCES, *self._signals.extra_sources):
                 self._totals.count_outcome(relevance, EVICTED)
-            if self._debiased is not None:
-                self._totals.count_outcome(IMPLICIT_DEBIASED, EVICTED)
-
-    def _source_decoder(self, source: str) -> RecordDecoder:
-        decode = self._decoders.get(source)
-        if decode is None and self._decoder_for is not None:
-            decode = self._decoders[source] = self._decoder_for(source)
-        return decode or self._decode
 
     def offer_judgment(
         self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1
@@ -291,8 +258,7 @@ class Pipeline(EventTime, Checkpoints):
             self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
         windows = self._windows
         windows.evict(horizon)
-        if horizon >= self._judge_tracker.evict_due:
-            self._judge_tracker.evict(horizon)
+        self._signals.advance(horizon)
         drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
         self._due = min(
             joiner.next_due(),
@@ -305,15 +271,11 @@ class Pipeline(EventTime, Checkpoints):
             # shorter than a bucket): its judged score goes out now, still before the bucket
             # closes, and is reused just below
             self._judged.hand(lst)
-        scored = self._scorer.score(lst, self._judgments)
-        if self._debiased is not None:  # appended: implicit, judged, implicit_debiased
-            scored = scored._replace(sources=(*scored.sources, self._debiased.score(lst)))
-        judges = self._judge_tracker
-        if judges.active:  # two judge families or more: a judged source per family, after
-            scored = judges.score(lst, scored)
+        signals = self._signals
+        scored = signals.score(lst, self._scorer.score(lst, self._judgments))
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         folded = persisted is None or lst.timestamp >= persisted
-        judges.fold(lst, scored, folded)
+        signals.fold(lst, scored, folded)
         if folded:
             self._windows.add(scored)
             for windowed in self._windowed:
