@@ -37,7 +37,14 @@ from typing import Any
 from streameval import alarms
 from streameval.detect.arithmetic import precision_mean
 from streameval.detect.bucket_pass import baseline_pass, learn, residuals
-from streameval.detect.series import Series, Track, dump_state, load_state
+from streameval.detect.series import (
+    Series,
+    SeriesKey,
+    Track,
+    detection_rows,
+    dump_state,
+    load_state,
+)
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
 from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
 from streameval.detect.state import QueryReferences
@@ -73,7 +80,7 @@ class Detectors:
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
         self.takes_judged = self._judged is not None
         self._tracks: dict[tuple[Segment, str, int], Track] = {}
-        self._series: dict[tuple[str, str, Segment, int], Series] = {}
+        self._series: dict[SeriesKey, Series] = {}
         self._control_of: dict[Segment, bool] = {}
         self._controls_seen: dict[tuple[str, int], set[Segment]] = {}
 
@@ -385,25 +392,4 @@ class Detectors:
 
     def rows(self) -> tuple[DetectionRow, ...]:
         """One row per series, in a stable order (detector, relevance, segment, k)."""
-        h = self._h
-        out = []
-        for (detector, relevance, segment, k), s in sorted(self._series.items()):
-            shift, stderr = s.estimate()
-            out.append(
-                DetectionRow(
-                    detector=detector,
-                    relevance=relevance,
-                    segment=segment,
-                    k=k,
-                    statistic=s.statistic,
-                    threshold=h,
-                    alarm=s.statistic >= h,
-                    first_alarm_ms=s.first_alarm_ms,
-                    shift=shift,
-                    shift_stderr=stderr,
-                    bucket_ms=s.bucket_ms,
-                    alarm_since_ms=s.alarm_since_ms,
-                    cleared_ms=s.cleared_ms,
-                )
-            )
-        return tuple(out)
+        return detection_rows(self._series, self._h)

@@ -9,6 +9,7 @@ from typing import Any
 from streameval.detect.arithmetic import cusum_step, gaussian_llr
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.state import EwMoments, QueryReferences
+from streameval.snapshot import DetectionRow
 from streameval.values import Segment
 
 
@@ -162,3 +163,33 @@ def load_state(state: Mapping[str, Any], spec: DetectionSpec, threshold: float) 
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a detectors' state: {exc!r}") from exc
     return tracks, series, controls, closed
+
+
+SeriesKey = tuple[str, str, Segment, int]  # (detector, relevance, segment, k)
+
+
+def detection_rows(
+    series: Mapping[SeriesKey, Series], threshold: float
+) -> tuple[DetectionRow, ...]:
+    """One exported row per series, in a stable order (detector, relevance, segment, k)."""
+    out = []
+    for (detector, relevance, segment, k), s in sorted(series.items()):
+        shift, stderr = s.estimate()
+        out.append(
+            DetectionRow(
+                detector=detector,
+                relevance=relevance,
+                segment=segment,
+                k=k,
+                statistic=s.statistic,
+                threshold=threshold,
+                alarm=s.statistic >= threshold,
+                first_alarm_ms=s.first_alarm_ms,
+                shift=shift,
+                shift_stderr=stderr,
+                bucket_ms=s.bucket_ms,
+                alarm_since_ms=s.alarm_since_ms,
+                cleared_ms=s.cleared_ms,
+            )
+        )
+    return tuple(out)
