@@ -443,6 +443,23 @@ def test_valid_golden_fields() -> None:
     assert assert_agree(raw)[0] == "impression"
 
 
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"\xef\xbb\xbf{}", "schema"),
+        (b"\xef\xbb\xbf[]", "schema"),
+        (b'\xef\xbb\xbf{"action_name":"click","query_id":"q","timestamp":1}', "schema"),
+        (b'\xef\xbb\xbf{"type":"click","request_id":"r","doc_id":"d","timestamp":1}', "click"),
+    ],
+)
+def test_byte_order_mark_stays_native(raw: bytes, reason: str) -> None:
+    """A native source's record after a byte order mark is read as native, never as UBI (the
+    Python decoder read it again through ``decode``, which falls back to UBI)."""
+    assert assert_agree(raw)[0] == reason
+    if reason == "schema" and raw.endswith(b"}") and b"type" not in raw:
+        assert python_answer(raw)[1] == 'no "type": a native event needs one'
+
+
 def test_bounds_are_pythons() -> None:
     """The crate's bounds (native/src/bounds.rs) are those of streameval/events/bounds.py."""
     from pathlib import Path
