@@ -143,19 +143,18 @@ pub fn decode_native(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
             "impression" => impression(&fields),
             "click" => click(&fields),
             "judgment" => judgment(&fields),
-            other => Err(unknown_type(&format!("'{other}'"))),
+            other => Err(unknown_type(other)),
         },
         Some(other) => Err(unknown_type(&python_str(other))),
     }
 }
 
+/// Python: ``f"unknown type {safe_detail(str(tag), 40)!r}"`` (a string's repr approximated by
+/// single quotes; pydantic's str of an array or object is not reproduced).
 fn unknown_type(tag: &str) -> Invalid {
-    // Python: f"unknown type {safe_detail(str(tag), 40)!r}"; the quotes of the repr are
-    // approximated by single quotes
-    let inner = tag.trim_matches('\'');
     invalid(
         "unknown_type",
-        format!("unknown type '{}'", safe_detail(inner, 40)),
+        format!("unknown type '{}'", safe_detail(tag, 40)),
     )
 }
 
@@ -566,7 +565,7 @@ fn click(fields: &Fields) -> Result<Event, Invalid> {
             "Input should be less than or equal to {MAX_POSITION}"
         )),
         Some(JsonValue::Int(i)) => Ok(Some(*i)),
-        Some(JsonValue::BigInt(i)) if i.sign() == num_bigint_sign_minus() => {
+        Some(JsonValue::BigInt(i)) if i.sign() == num_bigint::Sign::Minus => {
             Err("Input should be greater than or equal to 1".into())
         }
         Some(JsonValue::BigInt(_)) => Err(format!(
@@ -598,10 +597,6 @@ fn click(fields: &Fields) -> Result<Event, Invalid> {
         position,
         event_id,
     }))
-}
-
-fn num_bigint_sign_minus() -> num_bigint::Sign {
-    num_bigint::Sign::Minus
 }
 
 fn judgment(fields: &Fields) -> Result<Event, Invalid> {
