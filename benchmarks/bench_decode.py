@@ -18,6 +18,11 @@ format, tests/fixtures/input/segment.avsc). Rows, each a median of interleaved r
   the native models' schemas). Target: ≤ 1.5 × native per record.
 * ``decode.avro``: the same events as wire-format Avro through fastavro and the same mapping
   (schema cached by id). Reported, no target.
+* ``json.loads``: a bare ``json.loads`` of the simulator's lines (no validation), the yardstick
+  of issue 32; ``rust.epoch_ms`` and ``rust``: the native engine's decoder
+  (``streameval._native``, docs/native.md) on the same lines as ``native.epoch_ms`` and
+  ``native``, returning the same fields (checked on every line first). Reported, no target;
+  left out, with a notice, when the native engine is not built.
 
 Before timing, every rewritten record is checked to decode to the native record's event.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 import gc
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import (
@@ -42,9 +48,10 @@ from _common import (
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' worked shapes
 
+from streameval import native as native_engine
 from streameval.config import load_settings
 from streameval.events.avro import AvroDecoder, SchemaStore
-from streameval.events.decode import Invalid, decoder
+from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, decoder
 from streameval.events.formats import Formats
 from streameval.events.mapping import Mapper
 from tests.foreign_shapes import (
@@ -65,6 +72,41 @@ def _rfc3339_line(line: bytes) -> bytes:
     event = json.loads(line)
     event["timestamp"] = segment_time(event["timestamp"])
     return json.dumps(event, separators=(",", ":")).encode()
+
+
+def _rust_rows(
+    python_decoder: Callable[[bytes], object], *line_sets: list[bytes]
+) -> list[tuple[str, Callable[[], object]]] | None:
+    """The native engine's decoder on the lines of ``native.epoch_ms`` and ``native``, after
+    checking that it answers every line with the Python decoder's fields; ``[]`` when it is not
+    built, ``None`` on a mismatch."""
+    if not native_engine.available():
+        print(f"rust rows left out: {native_engine.unavailable_reason()}")
+        return []
+    for lines in line_sets:
+        for i, line in enumerate(lines):
+            event = python_decoder(line)
+            want = (
+                (event.reason, event.detail)
+                if isinstance(event, Invalid)
+                else tuple(getattr(event, f) for f in type(event).model_fields)
+            )
+            got = native_engine.decode_native(line, DEFAULT_MAX_BYTES)
+            if got != want:
+                print(f"MISMATCH at {i} (rust): {want!r} != {got!r}", file=sys.stderr)
+                return None
+    print(f"{n_lines(line_sets)} lines: the native decoder answers the Python decoder's fields")
+    from streameval import _native  # the extension module itself: no wrapper per call
+
+    rust = _native.decode_native
+    return [
+        ("rust.epoch_ms", per_line(lambda line: rust(line, DEFAULT_MAX_BYTES), line_sets[0])),
+        ("rust", per_line(lambda line: rust(line, DEFAULT_MAX_BYTES), line_sets[1])),
+    ]
+
+
+def n_lines(line_sets: tuple[list[bytes], ...]) -> int:
+    return sum(map(len, line_sets))
 
 
 def main() -> int:
@@ -94,6 +136,9 @@ def main() -> int:
                 print(f"MISMATCH at {i} ({name}): {want!r} != {got!r}", file=sys.stderr)
                 return 1
     print(f"{n} records: every Segment-like and Avro record decodes to its native event")
+    rust = _rust_rows(native_decoder, epoch_ms, native)
+    if rust is None:
+        return 1
     mean = {
         name: sum(map(len, lines)) / n
         for name, lines in (
@@ -113,15 +158,19 @@ def main() -> int:
             ("native.epoch_ms", per_line(native_decoder, epoch_ms)),
             ("decode.mapped", per_line(mapped_decoder, segment)),
             ("decode.avro", per_line(avro_decoder, avro)),
+            ("json.loads", per_line(json.loads, epoch_ms)),
+            *rust,
         ],
         items=n,
         repeats=repeats,
         timer=TIMERS[args.timer],
     )
-    base, epoch_row, mapped, avro_row = rows
     us = {r.name: 1e6 / r.rate for r in rows}
     for name, value in us.items():
-        print(f"{name:14} {value:6.2f} µs/record  {value / us['native']:.2f} x native")
+        print(
+            f"{name:16} {value:6.2f} µs/record  {value / us['native']:.2f} x native"
+            f"  {us['json.loads'] / value:.2f} x json.loads speed"
+        )
     results = [
         Result(
             "decode.mapped",
@@ -144,6 +193,19 @@ def main() -> int:
             note=f"Segment-like Avro, wire format ({mean['avro']:.0f} B), fastavro + mapping",
         ),
     ]
+    if "rust.epoch_ms" in us:
+        results.append(
+            Result(
+                "decode.rust",
+                us["rust.epoch_ms"],
+                "µs/record",
+                baseline=us["json.loads"],
+                baseline_name="json.loads",
+                note=f"the native engine's decoder (docs/native.md) on the simulator's lines;"
+                f" the Python decoder on them: {us['native.epoch_ms']:.2f} µs/record,"
+                f" {us['native.epoch_ms'] / us['rust.epoch_ms']:.1f} x the native's time",
+            )
+        )
     write_json(
         args.json,
         {
@@ -152,7 +214,7 @@ def main() -> int:
             "repeats": repeats,
             "timer": args.timer,
             "results": [r.as_dict() for r in results],
-            "rows": [r.as_dict() for r in (base, epoch_row, mapped, avro_row)],
+            "rows": [r.as_dict() for r in rows],
         },
     )
     return 0

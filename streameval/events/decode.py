@@ -202,8 +202,13 @@ def decode_native(raw: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Event | Inv
         return _validate_json(raw)
     except ValidationError as err:
         try:
-            if _first_error(err)[0] == "union_tag_not_found":
+            kind = _first_error(err)[0]
+            if kind == "union_tag_not_found":
                 return Invalid("schema", 'no "type": a native event needs one')
+            if kind == "json_invalid" and type(raw) is bytes and raw.startswith(_UTF8_BOM):
+                # read again as native (``_refused`` would read it again with ``decode``, which
+                # falls back to UBI: a native source's record without type would become one)
+                return decode_native(raw[len(_UTF8_BOM) :], sys.maxsize)
             return _refused(raw, err)
         except Exception as exc:
             return _unexpected(exc)

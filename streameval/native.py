@@ -1,0 +1,53 @@
+"""The native engine (DESIGN §13, issue 32; docs/native.md): whether it is built, and its parts.
+
+``pip install .`` builds the extension module ``streameval._native`` from ``native/`` (Rust,
+PyO3, setuptools-rust) where a Rust toolchain exists, and otherwise installs the Python package
+alone (the build is optional). This slice holds its first stage only, the decoder of native JSON
+events (:func:`decode_native`), checked against the Python decoder by
+``tests/unit/test_native_decode.py``. **No engine selection yet**: the Python engine is the only
+engine that runs. The future ``evaluation.engine`` selection calls :func:`unavailable_reason` to
+decide, and logs its answer as the one WARNING at start when the native engine was asked for (or
+is the default) but not built.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+__all__ = ["available", "decode_native", "unavailable_reason"]
+
+
+def _load() -> tuple[ModuleType | None, str | None]:
+    try:
+        from streameval import _native
+    except ImportError as exc:  # not built (no Rust toolchain at install time), or broken
+        return None, (
+            f"the native engine is not built ({exc}); install with a Rust toolchain "
+            "(https://rustup.rs) on PATH: pip install --force-reinstall --no-deps streameval"
+        )
+    return _native, None
+
+
+_MODULE, _REASON = _load()
+
+
+def available() -> bool:
+    """Whether the extension module ``streameval._native`` was built and imports."""
+    return _MODULE is not None
+
+
+def unavailable_reason() -> str | None:
+    """``None`` when the native engine is available, else one line saying why and the fix (the
+    text of the future start-up WARNING)."""
+    return _REASON
+
+
+def decode_native(raw: bytes, max_bytes: int) -> tuple[object, ...]:
+    """The native decoder of one record of a native source: the event's fields in its pydantic
+    model's field order (``type`` first), or ``(reason, detail)`` for an invalid record (the
+    reasons of :data:`streameval.events.decode.INVALID_REASONS`). ``RuntimeError`` when the
+    native engine is not built."""
+    if _MODULE is None:
+        raise RuntimeError(_REASON)
+    result: tuple[object, ...] = _MODULE.decode_native(raw, max_bytes)
+    return result
