@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from streameval.interleave.detector import Pair
-from streameval.windows.spec import pop_before
+from streameval.windows.stash import BucketStash
 from streameval.windows.store import fold_outcomes
 
 FORMAT_VERSION = 1
@@ -24,45 +24,19 @@ FORMAT_VERSION = 1
 PairBucket = dict[Pair, list[int]]
 
 
-class PairStash:
-    """The open buckets of one source partition (buckets before ``closed`` are closed: lists
-    re-read for them are ignored)."""
+class PairStash(BucketStash[PairBucket]):
+    """The open buckets of one source partition, each its outcome counts per pair."""
 
-    __slots__ = ("bucket_ms", "closed", "ignored", "pending")
+    __slots__ = ()
 
     def __init__(self, bucket_ms: int) -> None:
-        self.bucket_ms = bucket_ms
-        self.pending: dict[int, PairBucket] = {}
-        self.closed: int | None = None
-        self.ignored = 0
+        super().__init__(bucket_ms, dict)
 
     def add(self, ts: int, outcomes: Sequence[tuple[str, str, str]]) -> None:
         """One interleaved list's outcomes, in the bucket of its impression."""
-        b = ts - ts % self.bucket_ms
-        if self.closed is not None and b < self.closed:
-            self.ignored += 1
-            return
-        counts = self.pending.get(b)
-        if counts is None:
-            counts = self.pending[b] = {}
-        fold_outcomes(counts, outcomes)
-
-    def close_before(self, point: int) -> None:
-        """Buckets before ``point`` are in the state topic already (a restored progress)."""
-        if self.closed is None or point > self.closed:
-            self.closed = point
-            self.pending = {b: c for b, c in self.pending.items() if b >= point}
-
-    def take(self, horizon_ms: int) -> list[tuple[int, PairBucket]]:
-        """The buckets the horizon completed since the last call, in order (removed)."""
-        end = horizon_ms - horizon_ms % self.bucket_ms
-        if self.closed is not None and end <= self.closed:
-            return []
-        self.closed = end
-        return pop_before(self.pending, end)
-
-    def clear(self) -> None:
-        self.pending.clear()
+        counts = self.open(ts)
+        if counts is not None:
+            fold_outcomes(counts, outcomes)
 
 
 def encode_pair_bucket(counts: Mapping[Pair, Sequence[int]]) -> bytes:

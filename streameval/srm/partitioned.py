@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from streameval.windows.spec import pop_before
+from streameval.windows.stash import BucketStash
 
 FORMAT_VERSION = 1
 
@@ -22,45 +22,19 @@ FORMAT_VERSION = 1
 ArmBucket = dict[str, int]
 
 
-class SrmStash:
-    """The open buckets of one stream of lists (buckets before ``closed`` are closed: lists
-    handed again for them, on a re-read, are ignored and counted in ``ignored``)."""
+class SrmStash(BucketStash[ArmBucket]):
+    """The open buckets of one stream of lists, each its lists per arm."""
 
-    __slots__ = ("bucket_ms", "closed", "ignored", "pending")
+    __slots__ = ()
 
     def __init__(self, bucket_ms: int) -> None:
-        self.bucket_ms = bucket_ms
-        self.pending: dict[int, ArmBucket] = {}
-        self.closed: int | None = None
-        self.ignored = 0
+        super().__init__(bucket_ms, dict)
 
     def add(self, ts: int, arm: str) -> None:
         """One finalized list of ``arm``, in the bucket of its impression."""
-        b = ts - ts % self.bucket_ms
-        if self.closed is not None and b < self.closed:
-            self.ignored += 1
-            return
-        counts = self.pending.get(b)
-        if counts is None:
-            counts = self.pending[b] = {}
-        counts[arm] = counts.get(arm, 0) + 1
-
-    def close_before(self, point: int) -> None:
-        """Buckets before ``point`` are in the state topic already (a restored progress)."""
-        if self.closed is None or point > self.closed:
-            self.closed = point
-            self.pending = {b: c for b, c in self.pending.items() if b >= point}
-
-    def take(self, horizon_ms: int) -> list[tuple[int, ArmBucket]]:
-        """The buckets the horizon completed since the last call, in order (removed)."""
-        end = horizon_ms - horizon_ms % self.bucket_ms
-        if self.closed is not None and end <= self.closed:
-            return []
-        self.closed = end
-        return pop_before(self.pending, end)
-
-    def clear(self) -> None:
-        self.pending.clear()
+        counts = self.open(ts)
+        if counts is not None:
+            counts[arm] = counts.get(arm, 0) + 1
 
 
 def encode_arm_bucket(counts: Mapping[str, int]) -> bytes:
