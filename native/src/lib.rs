@@ -10,7 +10,12 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod normalize;
+pub mod pyvalue;
 pub mod tables;
+pub mod ubi;
+pub mod ubi_models;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_formats;
