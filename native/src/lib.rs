@@ -9,7 +9,11 @@
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod mapped;
+pub mod mapped_fields;
+pub mod mapped_time;
 pub mod normalize;
+pub mod pointer;
 pub mod pyvalue;
 pub mod tables;
 pub mod ubi;

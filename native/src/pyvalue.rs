@@ -57,6 +57,80 @@ pub fn number_text(value: &JsonValue) -> Option<String> {
     }
 }
 
+/// `str()` of the Python value a JSON value becomes (`None`, `True`, `[1, 'a']`, ...).
+pub fn py_str(value: &JsonValue) -> String {
+    match value {
+        JsonValue::Str(s) => s.to_string(),
+        other => py_repr(other),
+    }
+}
+
+/// `repr()` of the Python value a JSON value becomes.
+pub fn py_repr(value: &JsonValue) -> String {
+    match value {
+        JsonValue::Null => "None".into(),
+        JsonValue::Bool(true) => "True".into(),
+        JsonValue::Bool(false) => "False".into(),
+        JsonValue::Str(s) => str_repr(s),
+        JsonValue::Array(items) => {
+            let inner: Vec<String> = items.iter().map(py_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        JsonValue::Object(object) => {
+            let mut unique: Vec<(&str, &JsonValue)> = Vec::new();
+            for (k, v) in object.iter() {
+                match unique.iter_mut().find(|(key, _)| *key == k.as_ref()) {
+                    Some(slot) => slot.1 = v,
+                    None => unique.push((k.as_ref(), v)),
+                }
+            }
+            let inner: Vec<String> = unique
+                .iter()
+                .map(|(k, v)| format!("{}: {}", str_repr(k), py_repr(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+        other => number_text(other).unwrap_or_default(),
+    }
+}
+
+/// Whether Python's `str.isprintable` holds for `c` (approximated: control, format and
+/// separator characters other than the space are not printable).
+fn printable(c: char) -> bool {
+    !(c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'))
+}
+
+/// `repr()` of a Python string: single quotes unless it holds one and no double quote.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if printable(c) => out.push(c),
+            c if (c as u32) < 0x100 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 /// An integer read by pydantic-core in lax mode: `Small` when it fits an `i64`, else `Big`
 /// (its sign: `true` when negative).
 #[derive(Debug, Clone, Copy, PartialEq)]

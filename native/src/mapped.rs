@@ -1,0 +1,456 @@
+//! Mapped JSON formats (DESIGN §11): a team's own records read as native events through a
+//! mapping of JSON Pointers, as `streameval/events/mapping.py` (`MappedJsonDecoder`, `Mapper`)
+//! and `mapped_schema.py` answer them. Built once from the mapping's settings (the JSON of
+//! `MappingSettings`, already validated by the configuration), then `decode(raw)` per record.
+//!
+//! The Python decoder validates a record with one pydantic-core schema: per event type the
+//! native model's fields read at the team's pointers. Its answer for an invalid record is the
+//! FIRST error in field order (the native model's fields, then the labels), named by the
+//! pointer: `"<pointer> (the <type>'s <field>): <message>"`, reason `mapping`.
+
+use jiter::{JsonObject, JsonValue};
+
+use crate::bounds::*;
+use crate::decode::{
+    bounded_str, chars, invalid, query_id_from, safe_detail, strict_float, Click, Event,
+    Impression, Invalid, Judgment, UTF8_BOM,
+};
+use crate::mapped_fields::{
+    action, action_unhashable, id, label, optional, position, results, Get,
+};
+use crate::mapped_time::{self, Unit};
+use crate::pointer::{compile, Token};
+use crate::pyvalue::{py_str, str_repr};
+use crate::ubi::{not_json, too_large};
+
+/// One mapped field: the native field's name, the team's pointer, and its compiled path.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: String,
+    pub pointer: String,
+    pub path: Vec<Token>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Impression,
+    Click,
+    Judgment,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Impression => "impression",
+            Kind::Click => "click",
+            Kind::Judgment => "judgment",
+        }
+    }
+}
+
+/// One event type of a mapping, compiled.
+#[derive(Debug, Clone)]
+pub struct EventSpec {
+    pub kind: Kind,
+    /// every mapped field in the native model's order, the labels last (`labels.<name>`)
+    pub fields: Vec<Field>,
+    pub result_item: Vec<Token>,
+    pub constant_labels: Vec<(String, String)>,
+    pub actions: Vec<(String, String)>,
+    pub default_action: String,
+    pub position_base: i64,
+}
+
+/// A field's failure: its name, an array index within it (a result), and pydantic's message.
+pub struct Failure {
+    pub name: &'static str,
+    pub index: Option<usize>,
+    pub msg: String,
+}
+
+/// A mapped decoder: the compiled mapping and the size cap.
+#[derive(Debug, Clone)]
+pub struct MappedDecoder {
+    type_field: Option<(String, Vec<Token>)>,
+    events: Vec<EventSpec>,
+    by_value: Vec<(String, usize)>,
+    unit: Unit,
+    max_bytes: usize,
+}
+
+const FIELD_ORDER: [(Kind, &[&str]); 3] = [
+    (
+        Kind::Impression,
+        &[
+            "request_id",
+            "timestamp",
+            "results",
+            "query",
+            "query_id",
+            "event_id",
+        ],
+    ),
+    (
+        Kind::Click,
+        &[
+            "request_id",
+            "doc_id",
+            "timestamp",
+            "action",
+            "dwell_ms",
+            "position",
+            "event_id",
+        ],
+    ),
+    (
+        Kind::Judgment,
+        &[
+            "query_id",
+            "query",
+            "doc_id",
+            "grade",
+            "timestamp",
+            "judge",
+            "event_id",
+        ],
+    ),
+];
+
+fn pairs(value: Option<&JsonValue>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    if let Some(JsonValue::Object(object)) = value {
+        for (k, v) in object.iter() {
+            let v = match v {
+                JsonValue::Str(s) => s.to_string(),
+                _ => continue,
+            };
+            match out.iter_mut().find(|(key, _)| key == k.as_ref()) {
+                Some(slot) => slot.1 = v,
+                None => out.push((k.to_string(), v)),
+            }
+        }
+    }
+    out
+}
+
+fn text(object: &JsonObject, key: &str) -> Option<String> {
+    match object.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v) {
+        Some(JsonValue::Str(s)) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+impl MappedDecoder {
+    /// Compile the mapping (the JSON of a validated `MappingSettings`), or the configuration
+    /// error mapped_schema.py raises (`input.mappings: ...`).
+    pub fn new(settings: &[u8], max_bytes: usize) -> Result<MappedDecoder, String> {
+        let value = JsonValue::parse(settings, false).map_err(|e| e.to_string())?;
+        let JsonValue::Object(root) = &value else {
+            return Err("mapping settings: not a JSON object".into());
+        };
+        let get = |key: &str| root.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
+        let unit = text(root, "timestamp_unit").unwrap_or_else(|| "ms".into());
+        let unit = Unit::parse(&unit).ok_or(format!("unknown timestamp_unit {unit:?}"))?;
+        let type_field = match text(root, "type_field") {
+            None => None,
+            Some(p) => Some((p.clone(), compile(&p)?)),
+        };
+        let mut events = Vec::new();
+        let mut by_value = Vec::new();
+        for (kind, order) in FIELD_ORDER {
+            let Some(JsonValue::Object(spec)) = get(kind.name()) else {
+                continue;
+            };
+            let mut fields = Vec::new();
+            for &name in order {
+                let Some(pointer) = text(spec, name) else {
+                    continue;
+                };
+                let path = compile(&pointer)?;
+                if path.is_empty() {
+                    let name = if name == "results" { "doc_ids" } else { name };
+                    return Err(format!(
+                        "input.mappings: {}.{name} cannot be the whole record",
+                        kind.name()
+                    ));
+                }
+                fields.push(Field {
+                    name: name.into(),
+                    pointer,
+                    path,
+                });
+            }
+            let spec_get = |key: &str| spec.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
+            let labels = pairs(spec_get("labels"));
+            let constant_labels = pairs(spec_get("constant_labels"));
+            if kind == Kind::Impression {
+                if labels.len() + constant_labels.len() > MAX_LABELS {
+                    return Err(format!(
+                        "input.mappings: impression.labels: at most {MAX_LABELS} labels"
+                    ));
+                }
+                for (name, pointer) in &labels {
+                    if !(1..=MAX_LABEL_KEY_CHARS).contains(&chars(name)) {
+                        return Err(format!(
+                            "input.mappings: impression.labels: bad label name {}",
+                            str_repr(name)
+                        ));
+                    }
+                    fields.push(Field {
+                        name: format!("labels.{name}"),
+                        pointer: pointer.clone(),
+                        path: compile(pointer)?,
+                    });
+                }
+            }
+            if let Some(JsonValue::Array(when)) = spec_get("when") {
+                for value in when.iter() {
+                    if let JsonValue::Str(s) = value {
+                        by_value.push((s.to_string(), events.len()));
+                    }
+                }
+            }
+            events.push(EventSpec {
+                kind,
+                fields,
+                result_item: compile(&text(spec, "result_doc_id").unwrap_or_default())?,
+                constant_labels: if kind == Kind::Impression {
+                    constant_labels
+                } else {
+                    Vec::new()
+                },
+                actions: pairs(spec_get("actions")),
+                default_action: text(spec, "default_action").unwrap_or_else(|| "click".into()),
+                position_base: match spec_get("position_base") {
+                    Some(JsonValue::Int(0)) => 0,
+                    _ => 1,
+                },
+            });
+        }
+        if events.is_empty() {
+            return Err("a mapping needs at least one of impression, click, judgment".into());
+        }
+        Ok(MappedDecoder {
+            type_field,
+            events,
+            by_value,
+            unit,
+            max_bytes,
+        })
+    }
+
+    /// Decode one record (`MappedJsonDecoder.__call__`): the event, or why not and the
+    /// record's field (a pointer) that did not map (`Invalid.field`). Never panics.
+    pub fn decode(&self, raw: &[u8]) -> Result<Event, (Invalid, String)> {
+        if raw.len() > self.max_bytes {
+            return Err((too_large(raw.len(), self.max_bytes), String::new()));
+        }
+        let raw = raw.strip_prefix(UTF8_BOM).unwrap_or(raw);
+        let record =
+            JsonValue::parse(raw, true).map_err(|err| (not_json(raw, &err), String::new()))?;
+        if !matches!(record, JsonValue::Object(_)) {
+            return Err(mapping("record is not an object", ""));
+        }
+        let spec = match &self.type_field {
+            None => &self.events[0],
+            Some((pointer, path)) => {
+                let Some(tag) = crate::pointer::lookup(&record, path) else {
+                    return Err(mapping(
+                        &format!("{pointer}: missing (the type field)"),
+                        pointer,
+                    ));
+                };
+                let found = match tag {
+                    JsonValue::Str(s) => self.by_value.iter().find(|(v, _)| v == s.as_ref()),
+                    _ => None,
+                };
+                let Some(&(_, i)) = found else {
+                    let tag = safe_detail(&py_str(tag), 40);
+                    return Err((
+                        invalid("unknown_type", format!("unknown type {}", str_repr(&tag))),
+                        String::new(),
+                    ));
+                };
+                &self.events[i]
+            }
+        };
+        let get = Get {
+            record: &record,
+            spec,
+        };
+        let event = match spec.kind {
+            Kind::Impression => self.impression(&get),
+            Kind::Click => self.click(&get),
+            Kind::Judgment => self.judgment(&get),
+        };
+        event.map_err(|failure| self.refused(spec, failure))
+    }
+
+    /// `Mapper._refused`: the pointer and field an error is about (`field_of`: the first
+    /// mapped field with the longest pointer that is a prefix of the failing one).
+    fn refused(&self, spec: &EventSpec, failure: Failure) -> (Invalid, String) {
+        if failure.name == UNHASHABLE {
+            return (invalid("bad_json", "unexpected TypeError"), String::new());
+        }
+        let field = match failure.name {
+            "" => None,
+            // a label's failure names its field by position
+            "labels" => failure.index.and_then(|i| spec.fields.get(i)),
+            name => spec.fields.iter().find(|f| f.name == name),
+        };
+        let Some(field) = field else {
+            return mapping(&format!("(record): {}", failure.msg), "");
+        };
+        let mut loc = field.path.clone();
+        if let (Some(i), "results") = (failure.index, failure.name) {
+            loc.push(Token::Index(i));
+        }
+        let mut best: Option<&Field> = None;
+        for f in &spec.fields {
+            if loc.starts_with(&f.path) && best.is_none_or(|b| f.path.len() > b.path.len()) {
+                best = Some(f);
+            }
+        }
+        let best = best.unwrap_or(field);
+        let mut pointer = best.pointer.clone();
+        if best.name == "results" {
+            if let Some(Token::Index(i)) = loc.get(best.path.len()) {
+                pointer = format!("{pointer}/{i}");
+            }
+        }
+        let name = &best.name;
+        let detail = format!(
+            "{pointer} (the {}'s {name}): {}",
+            spec.kind.name(),
+            failure.msg
+        );
+        mapping(&detail, &pointer)
+    }
+
+    fn impression(&self, get: &Get) -> Result<Event, Failure> {
+        let request_id = id(get, "request_id")?.unwrap_or_default();
+        let timestamp = self.timestamp(get)?;
+        let doc_ids = results(get)?;
+        let query = optional(get, "query", |v| bounded_str(v, 0, MAX_QUERY_CHARS))?;
+        let query_id = optional(get, "query_id", crate::mapped_fields::id_value)?;
+        let event_id = optional(get, "event_id", crate::mapped_fields::id_value)?;
+        let mut labels = get.spec.constant_labels.clone();
+        for field in &get.spec.fields {
+            if let Some(name) = field.name.strip_prefix("labels.") {
+                if let Some(text) = label(get, field)? {
+                    match labels.iter_mut().find(|(k, _)| k == name) {
+                        Some(slot) => slot.1 = text,
+                        None => labels.push((name.to_owned(), text)),
+                    }
+                }
+            }
+        }
+        let query_id = match query_id.filter(|q| !q.is_empty()) {
+            Some(q) => q,
+            None => match &query {
+                None => String::new(),
+                Some(q) => query_id_from(q).map_err(|m| model_error(&m))?,
+            },
+        };
+        Ok(Event::Impression(Impression {
+            request_id,
+            timestamp,
+            doc_ids,
+            query,
+            query_id,
+            labels,
+            event_id,
+            teams: None,
+        }))
+    }
+
+    fn click(&self, get: &Get) -> Result<Event, Failure> {
+        if action_unhashable(get) {
+            return Err(Failure {
+                name: UNHASHABLE,
+                index: None,
+                msg: String::new(),
+            });
+        }
+        let request_id = id(get, "request_id")?.unwrap_or_default();
+        let doc_id = id(get, "doc_id")?.unwrap_or_default();
+        let timestamp = self.timestamp(get)?;
+        let action = action(get)?;
+        let dwell_ms = optional(get, "dwell_ms", |v| {
+            strict_float(v, 0.0, MAX_DWELL_MS, "0", "1000000000000")
+        })?;
+        let position = position(get)?;
+        let event_id = optional(get, "event_id", crate::mapped_fields::id_value)?;
+        Ok(Event::Click(Click {
+            request_id,
+            doc_id,
+            timestamp,
+            action,
+            dwell_ms,
+            position,
+            event_id,
+        }))
+    }
+
+    fn judgment(&self, get: &Get) -> Result<Event, Failure> {
+        let query_id = optional(get, "query_id", crate::mapped_fields::id_value)?;
+        let query = optional(get, "query", |v| bounded_str(v, 0, MAX_QUERY_CHARS))?;
+        let doc_id = id(get, "doc_id")?.unwrap_or_default();
+        let grade = get
+            .required("grade", |v| {
+                strict_float(v, MIN_GRADE, MAX_GRADE, "-1000", "1000")
+            })?
+            .unwrap_or_default();
+        let timestamp = self.timestamp(get)?;
+        let judge = optional(get, "judge", |v| {
+            bounded_str(v, 0, MAX_JUDGE_CHARS).map_err(|_| {
+                format!("Input should be a string of at most {MAX_JUDGE_CHARS} characters, or null")
+            })
+        })?
+        .unwrap_or_default();
+        let event_id = optional(get, "event_id", crate::mapped_fields::id_value)?;
+        let query_id = match query_id.filter(|q| !q.is_empty()) {
+            Some(q) => q,
+            None => match &query {
+                None => return Err(model_error("a judgment needs query_id or query")),
+                Some(q) => {
+                    let id = query_id_from(q).map_err(|m| model_error(&m))?;
+                    if id.is_empty() {
+                        return Err(model_error("query is empty after normalization"));
+                    }
+                    id
+                }
+            },
+        };
+        Ok(Event::Judgment(Judgment {
+            query_id,
+            query,
+            doc_id,
+            grade,
+            timestamp,
+            judge,
+            event_id,
+        }))
+    }
+
+    fn timestamp(&self, get: &Get) -> Result<i64, Failure> {
+        Ok(get
+            .required("timestamp", |v| mapped_time::read(self.unit, v))?
+            .unwrap_or_default())
+    }
+}
+
+fn model_error(msg: &str) -> Failure {
+    Failure {
+        name: "",
+        index: None,
+        msg: format!("Value error, {msg}"),
+    }
+}
+
+fn mapping(detail: &str, field: &str) -> (Invalid, String) {
+    (invalid("mapping", detail), field.to_owned())
+}
+
+/// The failure's name when Python's decoder raises a TypeError (an unhashable action).
+const UNHASHABLE: &str = "!unhashable";
