@@ -245,5 +245,5 @@ def test_configuration_errors_are_pythons() -> None:
     bad = MappingSettings.model_validate(
         {"impression": {"request_id": "", "timestamp": "/t", "results": "/r"}}
     )
-    with pytest.raises(ValueError, match="impression.request_id cannot be the whole record"):
+    with pytest.raises(ValueError, match=r"impression\.request_id cannot be the whole record"):
         _native.MappedDecoder(bad.model_dump_json())
