@@ -8,18 +8,18 @@
 //! FIRST error in field order (the native model's fields, then the labels), named by the
 //! pointer: `"<pointer> (the <type>'s <field>): <message>"`, reason `mapping`.
 
-use jiter::{JsonObject, JsonValue};
+use jiter::JsonValue;
 
 use crate::bounds::*;
 use crate::decode::{
-    bounded_str, chars, invalid, query_id_from, safe_detail, strict_float, Click, Event,
-    Impression, Invalid, Judgment, UTF8_BOM,
+    bounded_str, invalid, query_id_from, safe_detail, strict_float, Click, Event, Impression,
+    Invalid, Judgment, UTF8_BOM,
 };
 use crate::mapped_fields::{
     action, action_unhashable, id, label, optional, position, results, Get,
 };
 use crate::mapped_time::{self, Unit};
-use crate::pointer::{compile, Token};
+use crate::pointer::Token;
 use crate::pyvalue::{py_str, str_repr};
 use crate::ubi::{not_json, too_large};
 
@@ -39,7 +39,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Impression => "impression",
             Kind::Click => "click",
@@ -71,174 +71,14 @@ pub struct Failure {
 /// A mapped decoder: the compiled mapping and the size cap.
 #[derive(Debug, Clone)]
 pub struct MappedDecoder {
-    type_field: Option<(String, Vec<Token>)>,
-    events: Vec<EventSpec>,
-    by_value: Vec<(String, usize)>,
-    unit: Unit,
-    max_bytes: usize,
-}
-
-const FIELD_ORDER: [(Kind, &[&str]); 3] = [
-    (
-        Kind::Impression,
-        &[
-            "request_id",
-            "timestamp",
-            "results",
-            "query",
-            "query_id",
-            "event_id",
-        ],
-    ),
-    (
-        Kind::Click,
-        &[
-            "request_id",
-            "doc_id",
-            "timestamp",
-            "action",
-            "dwell_ms",
-            "position",
-            "event_id",
-        ],
-    ),
-    (
-        Kind::Judgment,
-        &[
-            "query_id",
-            "query",
-            "doc_id",
-            "grade",
-            "timestamp",
-            "judge",
-            "event_id",
-        ],
-    ),
-];
-
-fn pairs(value: Option<&JsonValue>) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    if let Some(JsonValue::Object(object)) = value {
-        for (k, v) in object.iter() {
-            let v = match v {
-                JsonValue::Str(s) => s.to_string(),
-                _ => continue,
-            };
-            match out.iter_mut().find(|(key, _)| key == k.as_ref()) {
-                Some(slot) => slot.1 = v,
-                None => out.push((k.to_string(), v)),
-            }
-        }
-    }
-    out
-}
-
-fn text(object: &JsonObject, key: &str) -> Option<String> {
-    match object.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v) {
-        Some(JsonValue::Str(s)) => Some(s.to_string()),
-        _ => None,
-    }
+    pub(crate) type_field: Option<(String, Vec<Token>)>,
+    pub(crate) events: Vec<EventSpec>,
+    pub(crate) by_value: Vec<(String, usize)>,
+    pub(crate) unit: Unit,
+    pub(crate) max_bytes: usize,
 }
 
 impl MappedDecoder {
-    /// Compile the mapping (the JSON of a validated `MappingSettings`), or the configuration
-    /// error mapped_schema.py raises (`input.mappings: ...`).
-    pub fn new(settings: &[u8], max_bytes: usize) -> Result<MappedDecoder, String> {
-        let value = JsonValue::parse(settings, false).map_err(|e| e.to_string())?;
-        let JsonValue::Object(root) = &value else {
-            return Err("mapping settings: not a JSON object".into());
-        };
-        let get = |key: &str| root.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
-        let unit = text(root, "timestamp_unit").unwrap_or_else(|| "ms".into());
-        let unit = Unit::parse(&unit).ok_or(format!("unknown timestamp_unit {unit:?}"))?;
-        let type_field = match text(root, "type_field") {
-            None => None,
-            Some(p) => Some((p.clone(), compile(&p)?)),
-        };
-        let mut events = Vec::new();
-        let mut by_value = Vec::new();
-        for (kind, order) in FIELD_ORDER {
-            let Some(JsonValue::Object(spec)) = get(kind.name()) else {
-                continue;
-            };
-            let mut fields = Vec::new();
-            for &name in order {
-                let Some(pointer) = text(spec, name) else {
-                    continue;
-                };
-                let path = compile(&pointer)?;
-                if path.is_empty() {
-                    let name = if name == "results" { "doc_ids" } else { name };
-                    return Err(format!(
-                        "input.mappings: {}.{name} cannot be the whole record",
-                        kind.name()
-                    ));
-                }
-                fields.push(Field {
-                    name: name.into(),
-                    pointer,
-                    path,
-                });
-            }
-            let spec_get = |key: &str| spec.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
-            let labels = pairs(spec_get("labels"));
-            let constant_labels = pairs(spec_get("constant_labels"));
-            if kind == Kind::Impression {
-                if labels.len() + constant_labels.len() > MAX_LABELS {
-                    return Err(format!(
-                        "input.mappings: impression.labels: at most {MAX_LABELS} labels"
-                    ));
-                }
-                for (name, pointer) in &labels {
-                    if !(1..=MAX_LABEL_KEY_CHARS).contains(&chars(name)) {
-                        return Err(format!(
-                            "input.mappings: impression.labels: bad label name {}",
-                            str_repr(name)
-                        ));
-                    }
-                    fields.push(Field {
-                        name: format!("labels.{name}"),
-                        pointer: pointer.clone(),
-                        path: compile(pointer)?,
-                    });
-                }
-            }
-            if let Some(JsonValue::Array(when)) = spec_get("when") {
-                for value in when.iter() {
-                    if let JsonValue::Str(s) = value {
-                        by_value.push((s.to_string(), events.len()));
-                    }
-                }
-            }
-            events.push(EventSpec {
-                kind,
-                fields,
-                result_item: compile(&text(spec, "result_doc_id").unwrap_or_default())?,
-                constant_labels: if kind == Kind::Impression {
-                    constant_labels
-                } else {
-                    Vec::new()
-                },
-                actions: pairs(spec_get("actions")),
-                default_action: text(spec, "default_action").unwrap_or_else(|| "click".into()),
-                position_base: match spec_get("position_base") {
-                    Some(JsonValue::Int(0)) => 0,
-                    _ => 1,
-                },
-            });
-        }
-        if events.is_empty() {
-            return Err("a mapping needs at least one of impression, click, judgment".into());
-        }
-        Ok(MappedDecoder {
-            type_field,
-            events,
-            by_value,
-            unit,
-            max_bytes,
-        })
-    }
-
     /// Decode one record (`MappedJsonDecoder.__call__`): the event, or why not and the
     /// record's field (a pointer) that did not map (`Invalid.field`). Never panics.
     pub fn decode(&self, raw: &[u8]) -> Result<Event, (Invalid, String)> {
@@ -255,10 +95,10 @@ impl MappedDecoder {
             None => &self.events[0],
             Some((pointer, path)) => {
                 let Some(tag) = crate::pointer::lookup(&record, path) else {
-                    return Err(mapping(
-                        &format!("{pointer}: missing (the type field)"),
-                        pointer,
-                    ));
+                    // not cut nor escaped: the pointer is the configuration's
+                    let detail = format!("{pointer}: missing (the type field)");
+                    let reason = "mapping";
+                    return Err((Invalid { reason, detail }, pointer.clone()));
                 };
                 let found = match tag {
                     JsonValue::Str(s) => self.by_value.iter().find(|(v, _)| v == s.as_ref()),
@@ -454,3 +294,71 @@ fn mapping(detail: &str, field: &str) -> (Invalid, String) {
 
 /// The failure's name when Python's decoder raises a TypeError (an unhashable action).
 const UNHASHABLE: &str = "!unhashable";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHOP: &str = r#"{"type_field":"/kind","timestamp_unit":"s",
+        "impression":{"when":["search"],"request_id":"/req","timestamp":"/at","query":"/q",
+            "results":"/hits","result_doc_id":"/item/id","labels":{"ranker":"/model"},
+            "constant_labels":{"site":"shop"}},
+        "click":{"when":["tap","buy"],"request_id":"/req","doc_id":"/item","timestamp":"/at",
+            "action":"/kind","actions":{"tap":"click","buy":"purchase"},"position":"/rank",
+            "position_base":0},
+        "judgment":{"when":["grade"],"query_id":"/qid","doc_id":"/item","grade":"/g",
+            "timestamp":"/at","judge":"/who"}}"#;
+
+    fn answer(raw: &str) -> String {
+        let decoder = MappedDecoder::new(SHOP.as_bytes(), 1 << 20).unwrap();
+        match decoder.decode(raw.as_bytes()) {
+            Ok(Event::Impression(e)) => format!("{:?} {:?} {}", e.doc_ids, e.labels, e.timestamp),
+            Ok(Event::Click(e)) => format!("{} {:?} {}", e.action, e.position, e.doc_id),
+            Ok(Event::Judgment(e)) => format!("{} {}", e.query_id, e.grade),
+            Err((i, field)) => format!("{}: {} [{field}]", i.reason, i.detail),
+        }
+    }
+
+    #[test]
+    fn shop_records() {
+        let cases = [
+            (
+                r#"{"kind":"search","req":1,"at":1.5,"hits":[{"item":{"id":"a"}},{"item":{"id":2}}],"model":1e16}"#,
+                r#"["a", "2"] [("site", "shop"), ("ranker", "1e+16")] 1500"#,
+            ),
+            (r#"{"kind":"buy","req":"r","item":5,"at":1,"rank":0}"#, "purchase Some(1) 5"),
+            (r#"{"kind":"grade","qid":"q","item":"a","g":-3,"at":1}"#, "q -3"),
+            (r#"{}"#, "mapping: /kind: missing (the type field) [/kind]"),
+            (r#"[1]"#, "mapping: record is not an object []"),
+            (r#"{"kind":["x"]}"#, r#"unknown_type: unknown type "['x']" []"#),
+            (
+                r#"{"kind":"search","req":"r","at":1,"hits":[{"item":{"id":"a"}},{"x":1}]}"#,
+                "mapping: /hits/1 (the impression's results): missing [/hits/1]",
+            ),
+            (
+                r#"{"kind":"search","req":"r","at":1,"hits":[{"item":{"id":"a"}}],"model":[]}"#,
+                "mapping: /model (the impression's labels.ranker): Input should be a valid string [/model]",
+            ),
+            (
+                r#"{"kind":"grade","item":"a","g":1,"at":1}"#,
+                "mapping: (record): Value error, a judgment needs query_id or query []",
+            ),
+            (
+                r#"{"kind":"tap","req":"r","item":"a","at":"noon"}"#,
+                "mapping: /at (the click's timestamp): Value error, expected a number of epoch seconds [/at]",
+            ),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(answer(raw), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn configuration_errors() {
+        let bad = br#"{"impression":{"request_id":"","timestamp":"/t","results":"/r"}}"#;
+        assert_eq!(
+            MappedDecoder::new(bad, 1).unwrap_err(),
+            "input.mappings: impression.request_id cannot be the whole record"
+        );
+    }
+}

@@ -215,3 +215,25 @@ pub fn position(get: &Get) -> Result<Option<i64>, Failure> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_may_be_integers() {
+        let v = |s: &str| id_value(&JsonValue::parse(s.as_bytes(), true).unwrap());
+        assert_eq!(v("7"), Ok("7".into()));
+        assert_eq!(
+            v("-123456789012345678901234"),
+            Ok("-123456789012345678901234".into())
+        );
+        assert_eq!(
+            v(r#""""#),
+            Err("String should have at least 1 character".into())
+        );
+        assert_eq!(v("true"), Err(STRING.into()));
+        assert_eq!(v("1.0"), Err(STRING.into()));
+        assert_eq!(v(&"9".repeat(300)), Err(STRING.into()));
+    }
+}

@@ -7,7 +7,8 @@ use jiter::{JsonObject, JsonValue};
 
 use crate::bounds::*;
 use crate::decode::{bounded_str, chars, timestamp, Errors, Fields};
-use crate::pyvalue::{lax_int, LaxInt, INT_TYPE};
+use crate::pyvalue::{LaxInt, INT_TYPE};
+use crate::ubi_event::event_attributes;
 
 /// A UBI record validated, borrowing its free-form `query_attributes` from the parsed JSON.
 #[derive(Debug)]
@@ -73,8 +74,8 @@ impl Kind {
     }
 }
 
-const OBJECT: &str = "Input should be an object";
-const REQUIRED: &str = "Field required";
+pub(crate) const OBJECT: &str = "Input should be an object";
+pub(crate) const REQUIRED: &str = "Field required";
 const MAX_OBJECT_ID: u128 = 1 << 64;
 
 /// Validate `value` as a record of `kind`, or pydantic's errors (detail prefixed `ubi <tag>.`).
@@ -190,7 +191,7 @@ pub(crate) fn validate<'a, 'j>(
     Ok(record)
 }
 
-fn missing<T>(errors: &mut Errors, loc: &str) -> Option<T> {
+pub(crate) fn missing<T>(errors: &mut Errors, loc: &str) -> Option<T> {
     errors.add(loc, REQUIRED);
     None
 }
@@ -280,7 +281,11 @@ fn items<T>(
 }
 
 /// `ObjectId` of ubi.py: a string of 1..MAX_ID_CHARS, or an integer kept as its text.
-fn object_id(errors: &mut Vec<(String, String)>, loc: &str, value: &JsonValue) -> Option<String> {
+pub(crate) fn object_id(
+    errors: &mut Vec<(String, String)>,
+    loc: &str,
+    value: &JsonValue,
+) -> Option<String> {
     let fail = |errors: &mut Vec<(String, String)>, msg: &str| {
         errors.push((loc.to_owned(), format!("Value error, {msg}")));
         None
@@ -346,82 +351,62 @@ fn srw_hit(
     Some((id?, team?))
 }
 
-/// `event_attributes`: the object's id, and the position's ordinal (not yet range-checked when
-/// given as UBI 1.0's `{"index": n}`).
-fn event_attributes(errors: &mut Errors, value: &JsonValue) -> Option<(String, Option<LaxInt>)> {
-    let JsonValue::Object(object) = value else {
-        errors.add("event_attributes", OBJECT);
-        return None;
-    };
-    let attrs = Fields(object);
-    let object_id = match attrs.get("object") {
-        None => missing(errors, "event_attributes.object"),
-        Some(JsonValue::Object(object)) => {
-            let target = Fields(object);
-            // AliasChoices("object_id", "id"): the first present, null included
-            let (key, value) = match target.get("object_id") {
-                Some(v) => ("object_id", Some(v)),
-                None => ("id", target.get("id")),
-            };
-            match value {
-                None => missing(errors, "event_attributes.object.object_id"),
-                Some(v) => {
-                    let mut failed = Vec::new();
-                    let id = object_id(&mut failed, &format!("event_attributes.object.{key}"), v);
-                    for (where_, msg) in &failed {
-                        errors.add(where_, msg);
-                    }
-                    id
-                }
-            }
-        }
-        Some(_) => {
-            errors.add("event_attributes.object", OBJECT);
-            None
-        }
-    };
-    let ordinal = match attrs.present("position") {
-        None => Some(None),
-        Some(JsonValue::Object(position)) => ordinal(errors, Fields(position).present("ordinal")),
-        Some(_) => {
-            errors.add("event_attributes.position", OBJECT);
-            None
-        }
-    };
-    Some((object_id?, ordinal?))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// `ordinal: int (0 <= n < MAX_POSITION) | UbiOrdinal | None`, pydantic's union errors.
-fn ordinal(errors: &mut Errors, value: Option<&JsonValue>) -> Option<Option<LaxInt>> {
-    const LOC: &str = "event_attributes.position.ordinal";
-    let Some(value) = value else {
-        return Some(None);
-    };
-    let as_int = lax_int(value).and_then(|n| match n {
-        LaxInt::Small(i) if i < 0 => Err("Input should be greater than or equal to 0"),
-        LaxInt::Big(true) => Err("Input should be greater than or equal to 0"),
-        LaxInt::Small(i) if i < MAX_POSITION => Ok(n),
-        _ => Err("Input should be less than 1000000"),
-    });
-    let int_error = match as_int {
-        Ok(n) => return Some(Some(n)),
-        Err(m) => m,
-    };
-    let JsonValue::Object(object) = value else {
-        errors.add(&format!("{LOC}.constrained-int"), int_error);
-        errors.add(&format!("{LOC}.UbiOrdinal"), OBJECT);
-        return None;
-    };
-    let index = match Fields(object).get("index") {
-        None => Err(REQUIRED),
-        Some(v) => lax_int(v),
-    };
-    match index {
-        Ok(n) => Some(Some(n)),
-        Err(m) => {
-            errors.add(&format!("{LOC}.constrained-int"), int_error);
-            errors.add(&format!("{LOC}.UbiOrdinal.index"), m);
-            None
+    fn detail(kind: Kind, raw: &str) -> String {
+        let value = JsonValue::parse(raw.as_bytes(), true).unwrap();
+        match validate(kind, &value) {
+            Ok(_) => "valid".into(),
+            Err(errors) => errors.finish().unwrap_err().detail,
         }
+    }
+
+    #[test]
+    fn pydantic_errors() {
+        let q = Kind::Query;
+        assert_eq!(
+            detail(
+                q,
+                r#"{"query_id":"q","query_response_hit_ids":[true,null],"timestamp":1}"#
+            ),
+            "ubi query.query_response_hit_ids.0.str: Input should be a valid string (+4 more)"
+        );
+        assert_eq!(
+            detail(
+                q,
+                r#"{"query_id":"q","query_response_hit_ids":[""],"timestamp":1}"#
+            ),
+            "ubi query.query_response_hit_ids.0: Value error, object id must have 1..256 \
+             characters (+1 more)"
+        );
+        let many = format!(
+            r#"{{"query_id":"q","query_response_hit_ids":[1.5{}],"timestamp":1}}"#,
+            r#","a""#.repeat(1001)
+        );
+        assert_eq!(
+            detail(q, &many),
+            "ubi query.query_response_hit_ids: Tuple should have at most 1000 items after \
+             validation, not 1002"
+        );
+        assert_eq!(
+            detail(Kind::AbQuery, r#"{"hits":5,"test_id":5}"#),
+            "ubi ab_query.query_id: Field required (+3 more)"
+        );
+        assert_eq!(
+            detail(
+                Kind::Event,
+                r#"{"action_name":" ","query_id":"q","timestamp":1,
+                "event_attributes":{"object":{"id":"d"}}}"#
+            ),
+            "ubi event.action_name: String should have at least 1 character"
+        );
+        assert_eq!(
+            Kind::of(
+                &JsonValue::parse(br#"{"hits":1,"test_id":1,"action_name":1}"#, false).unwrap()
+            ),
+            Some(Kind::AbQuery)
+        );
     }
 }

@@ -131,6 +131,41 @@ _SHOP_RECORD = st.fixed_dictionaries(
         "who": _JUNK | st.just("w" * 257),
     },
 )
+_GOOD_ID = st.text(min_size=1, max_size=10) | st.integers(-(2**63), 2**63)
+_GOOD_SHOP = (
+    st.fixed_dictionaries(
+        {"kind": st.just("search"), "req": _GOOD_ID, "at": st.integers(0, 2 * 10**9)},
+        optional={
+            "q": _QUERIES,
+            "hits": st.lists(
+                st.fixed_dictionaries({"item": st.fixed_dictionaries({"id": _GOOD_ID})}),
+                min_size=1,
+                max_size=4,
+            ),
+            "model": st.text(max_size=5) | st.floats() | st.integers() | st.booleans(),
+            "exp": st.fixed_dictionaries({"arm": st.sampled_from(["A", "B", None])}),
+        },
+    )
+    | st.fixed_dictionaries(
+        {
+            "kind": st.sampled_from(["tap", "buy"]),
+            "req": _GOOD_ID,
+            "item": _GOOD_ID,
+            "at": st.floats(0, 2e9) | st.integers(0, 2 * 10**9),
+        },
+        optional={"rank": st.integers(0, 100) | st.none()},
+    )
+    | st.fixed_dictionaries(
+        {
+            "kind": st.just("grade"),
+            "qid": _GOOD_ID,
+            "item": _GOOD_ID,
+            "g": st.floats(-1000, 1000) | st.integers(-1000, 1000),
+            "at": st.integers(0, 2 * 10**9),
+        },
+        optional={"who": st.text(max_size=5) | st.none()},
+    )
+)
 _CLICKS = st.fixed_dictionaries(
     {},
     optional={"r": _ID, "d": _ID, "t": _TIME, "w": _JUNK | st.floats(0, 2e12), "e": _ID},
@@ -155,13 +190,19 @@ def _damaged(draw: st.DrawFn, records: st.SearchStrategy[dict[str, Any]]) -> byt
     return raw
 
 
-_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_SETTINGS
 @given(st.sampled_from([n for n in MAPPINGS if n.startswith("shop")]), _damaged(_SHOP_RECORD))
 def test_shop_records_agree(name: str, raw: bytes) -> None:
     assert_agree(name, raw)
+
+
+@_SETTINGS
+@given(st.sampled_from(["shop-s", "shop-ms", "shop-us"]), _GOOD_SHOP, st.booleans())
+def test_valid_shop_records_agree(name: str, record: dict[str, Any], ensure_ascii: bool) -> None:
+    assert_agree(name, _dumps(record, ensure_ascii))
 
 
 @_SETTINGS

@@ -171,6 +171,66 @@ def _ubi_event() -> st.SearchStrategy[dict[str, Any]]:
 
 _UBI = _ubi_query() | _ab_query() | _ubi_event()
 
+# well-formed records (valid but for rare draws): the fields of valid events compared
+_GOOD_ID = st.text(min_size=1, max_size=12) | st.integers(-(2**63), 2**63)
+_GOOD_TIME = st.integers(0, 4 * 10**12) | st.sampled_from(
+    ["2026-01-01T00:00:00.5Z", "1700000000000"]
+)
+_SCALARS = st.dictionaries(
+    st.text(min_size=1, max_size=6),
+    st.text(max_size=8) | st.integers() | st.floats() | st.booleans() | st.none(),
+    max_size=5,
+)
+_GOOD_UBI = (
+    st.fixed_dictionaries(
+        {
+            "query_id": st.text(min_size=1, max_size=12),
+            "query_response_hit_ids": st.lists(_GOOD_ID, min_size=1, max_size=5),
+            "timestamp": _GOOD_TIME,
+        },
+        optional={
+            "user_query": _QUERIES,
+            "query_attributes": _SCALARS,
+            "application": st.text(max_size=8),
+        },
+    )
+    | st.fixed_dictionaries(
+        {
+            "query_id": st.text(min_size=1, max_size=12),
+            "test_id": st.text(max_size=8),
+            "hits": st.lists(
+                st.fixed_dictionaries(
+                    {"_id": _GOOD_ID},
+                    optional={"_search_configuration_id": st.sampled_from(["A", "B", None])},
+                ),
+                min_size=1,
+                max_size=5,
+            ),
+            "timestamp": _GOOD_TIME,
+        },
+        optional={"user_query": _QUERIES, "query_attributes": _SCALARS},
+    )
+    | st.fixed_dictionaries(
+        {
+            "action_name": st.sampled_from(["click", "Click_Through", "add_to_cart", " Purchase"]),
+            "query_id": st.text(min_size=1, max_size=12),
+            "event_attributes": st.fixed_dictionaries(
+                {"object": st.fixed_dictionaries({"object_id": _GOOD_ID})},
+                optional={
+                    "position": st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "ordinal": st.integers(0, 999_999)
+                            | st.fixed_dictionaries({"index": st.integers(0, 50)})
+                        },
+                    )
+                },
+            ),
+            "timestamp": _GOOD_TIME,
+        }
+    )
+)
+
 
 @st.composite
 def _ubi_mutated(draw: st.DrawFn) -> dict[str, Any]:
@@ -204,12 +264,18 @@ def _damaged(draw: st.DrawFn) -> bytes:
     return raw
 
 
-_SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @_SETTINGS
 @given(_UBI, st.booleans())
 def test_ubi_records_agree(record: dict[str, Any], ensure_ascii: bool) -> None:
+    assert_agree(_dumps(record, ensure_ascii))
+
+
+@_SETTINGS
+@given(_GOOD_UBI, st.booleans())
+def test_valid_ubi_records_agree(record: dict[str, Any], ensure_ascii: bool) -> None:
     assert_agree(_dumps(record, ensure_ascii))
 
 
@@ -225,13 +291,13 @@ def test_damaged_bytes_agree(raw: bytes) -> None:
     assert_agree(raw)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_EVENTS | _UBI, st.integers(0, 400))
 def test_size_cap_agrees(record: dict[str, Any], max_bytes: int) -> None:
     assert_agree(_dumps(record, True), max_bytes)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.binary(max_size=64))
 def test_arbitrary_bytes_agree(raw: bytes) -> None:
     assert_agree(raw)
