@@ -118,6 +118,16 @@ impl MappedDecoder {
             record: &record,
             spec,
         };
+        if let Some(name) = exception(self.unit, &get) {
+            return Err(self.refused(
+                spec,
+                Failure {
+                    name,
+                    index: None,
+                    msg: String::new(),
+                },
+            ));
+        }
         let event = match spec.kind {
             Kind::Impression => self.impression(&get),
             Kind::Click => self.click(&get),
@@ -129,8 +139,11 @@ impl MappedDecoder {
     /// `Mapper._refused`: the pointer and field an error is about (`field_of`: the first
     /// mapped field with the longest pointer that is a prefix of the failing one).
     fn refused(&self, spec: &EventSpec, failure: Failure) -> (Invalid, String) {
-        if failure.name == UNHASHABLE {
-            return (invalid("bad_json", "unexpected TypeError"), String::new());
+        if let Some(error) = failure.name.strip_prefix('!') {
+            return (
+                invalid("bad_json", format!("unexpected {error}")),
+                String::new(),
+            );
         }
         let field = match failure.name {
             "" => None,
@@ -205,13 +218,6 @@ impl MappedDecoder {
     }
 
     fn click(&self, get: &Get) -> Result<Event, Failure> {
-        if action_unhashable(get) {
-            return Err(Failure {
-                name: UNHASHABLE,
-                index: None,
-                msg: String::new(),
-            });
-        }
         let request_id = id(get, "request_id")?.unwrap_or_default();
         let doc_id = id(get, "doc_id")?.unwrap_or_default();
         let timestamp = self.timestamp(get)?;
@@ -292,8 +298,21 @@ fn mapping(detail: &str, field: &str) -> (Invalid, String) {
     (invalid("mapping", detail), field.to_owned())
 }
 
-/// The failure's name when Python's decoder raises a TypeError (an unhashable action).
-const UNHASHABLE: &str = "!unhashable";
+/// The exception the Python decoder's pydantic schema raises for this record, if any (it
+/// ends the validation at once, whatever the other fields' errors; the decoder answers
+/// `bad_json`, "unexpected <exception>"): an `us` timestamp too large for a float's division,
+/// an action that cannot be a key of the action table (a list or an object).
+fn exception(unit: Unit, get: &Get) -> Option<&'static str> {
+    if let Some(Some(t)) = get.value("timestamp") {
+        if mapped_time::overflows(unit, t) {
+            return Some("!OverflowError");
+        }
+    }
+    if get.spec.kind == Kind::Click && action_unhashable(get) {
+        return Some("!TypeError");
+    }
+    None
+}
 
 #[cfg(test)]
 mod tests {

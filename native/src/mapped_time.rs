@@ -143,6 +143,15 @@ pub fn read(unit: Unit, value: &JsonValue) -> Result<i64, String> {
     }
 }
 
+/// Whether Python's `value / 1000` of an `us` timestamp raises OverflowError (an integer
+/// whose quotient is beyond the largest float).
+pub fn overflows(unit: Unit, value: &JsonValue) -> bool {
+    match (unit, value) {
+        (Unit::Us, JsonValue::BigInt(i)) => (i / num_bigint::BigInt::from(1000)).bits() >= 1024,
+        _ => false,
+    }
+}
+
 /// Python's `i / 1000` (true division, correctly rounded) of an integer.
 fn int_div_1000(i: i64) -> f64 {
     if i.unsigned_abs() < (1 << 53) {
@@ -162,6 +171,8 @@ mod tests {
             JsonValue::parse(s.as_bytes(), true).unwrap()
         }
         assert_eq!(read(Unit::S, &v("1.5")), Ok(1500));
+        assert!(overflows(Unit::Us, &v(&"9".repeat(312))));
+        assert!(!overflows(Unit::Us, &v(&"9".repeat(300))));
         assert_eq!(read(Unit::Us, &v("1999")), Ok(1));
         assert_eq!(read(Unit::Us, &v("-1")), Err(TIME_MESSAGE.into()));
         assert_eq!(read(Unit::Ms, &v("\"5\"")), Ok(5));

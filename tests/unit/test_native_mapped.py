@@ -288,3 +288,47 @@ def test_configuration_errors_are_pythons() -> None:
     )
     with pytest.raises(ValueError, match=r"impression\.request_id cannot be the whole record"):
         _native.MappedDecoder(bad.model_dump_json())
+
+
+MAPPINGS["clicks-us"] = MappingSettings.model_validate(
+    {
+        "type_field": "/k",
+        "timestamp_unit": "us",
+        "click": {
+            "when": ["5", "True", "c"],
+            "request_id": "/r",
+            "doc_id": "/d",
+            "timestamp": "/t",
+            "position": "/p",
+            "position_base": 0,
+            "action": "/a",
+        },
+    }
+)
+_PYTHON["clicks-us"] = MappedJsonDecoder(Mapper(MAPPINGS["clicks-us"]), MAX_BYTES)
+_NATIVE["clicks-us"] = _native.MappedDecoder(MAPPINGS["clicks-us"].model_dump_json(), MAX_BYTES)
+_BASE = {"k": "c", "r": "r", "d": "d", "t": 1}
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"k": 5},  # a type value that is not a string: never one of ``when``
+        {"k": True},
+        {"t": int("9" * 400)},  # Python's int / 1000 raises OverflowError: bad_json
+        {"t": int("9" * 400), "a": [1]},  # the first exception wins
+        {"a": [1], "r": None},  # an unhashable action: TypeError, over the other errors
+        {"t": 2**63 - 1},
+        {"t": 1_700_000_000_000_999},
+        {"t": 253_402_300_799_999_999},
+        {"t": -1.5},
+        {"t": float(2**70)},
+        {"p": 2**63 - 1},
+        {"p": 2**64},
+        {"a": ""},
+        {"a": 5},
+        {"a": None},
+    ],
+)
+def test_edge_records_agree(record: dict[str, Any]) -> None:
+    assert_agree("clicks-us", json.dumps({**_BASE, **record}).encode())

@@ -367,3 +367,35 @@ def test_golden_fields(raw: bytes, want: tuple[object, ...]) -> None:
 def test_native_events_read_by_auto_as_by_native() -> None:
     raw = b'{"type":"click","request_id":"r","doc_id":"d","timestamp":1}'
     assert _native.decode(raw, MAX_BYTES) == python_answer(raw)
+
+
+_BIG = b"9" * 5000
+_ORD = b'{"action_name":"x","query_id":"q","timestamp":1,"event_attributes":{"object":{"id":"d"},'
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"query_id":"q","query_response_hit_ids":["a"],"timestamp":1,'
+        b'"query_attributes":{"a":' + _BIG + b"}}",
+        b'{"query_id":"q","query_response_hit_ids":["a"],"timestamp":1,'
+        b'"query_attributes":{"a":1,"b":2,"a":[1]}}',  # the last value, the first place
+        b'{"query_id":"q","query_response_hit_ids":[18446744073709551615,-18446744073709551615],'
+        b'"timestamp":1}',
+        b'{"query_id":"q","query_response_hit_ids":[18446744073709551616],"timestamp":1}',
+        b"\xef\xbb\xbf\xef\xbb\xbf{}",
+        b'{"typ\\u0065":"click","request_id":"r","doc_id":"d","timestamp":1}',
+        _ORD + b'"position":{"ordinal":{"index":999999}}}}',
+        _ORD + b'"position":{"ordinal":{"index":1000000}}}}',
+        _ORD + b'"position":{"ordinal":"\\u0033"}}}',
+        _ORD + b'"position":{"ordinal":"  12_3.000  "}}}',
+        _ORD + b'"position":{"ordinal":"\xef\xbc\x93"}}}',  # a full-width digit
+        _ORD + b'"position":{"ordinal":1e3}}}',
+        _ORD + b'"position":{"ordinal":"0x10"}}}',
+        _ORD + b'"position":{"ordinal":{"index":"' + b"1" * 30 + b'"}}}}',
+        b'{"action_name":"\\u0130","query_id":"q","timestamp":1,'
+        b'"event_attributes":{"object":{"id":"d"}}}',
+    ],
+)
+def test_edge_records_agree(raw: bytes) -> None:
+    assert_agree(raw)
