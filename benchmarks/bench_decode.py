@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' worke
 from streameval import native as native_engine
 from streameval.config import load_settings
 from streameval.events.avro import AvroDecoder, SchemaStore
-from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, decoder
+from streameval.events.decode import DEFAULT_MAX_BYTES, Invalid, decode_ubi, decoder
 from streameval.events.formats import Formats
 from streameval.events.mapping import Mapper
 from tests.foreign_shapes import (
@@ -105,6 +105,75 @@ def _rust_rows(
     ]
 
 
+def _ubi_line(line: bytes) -> bytes | None:
+    """The native impression or click as the UBI query or event it stands for (None for the
+    rest: judgments have no UBI form)."""
+    ev = json.loads(line)
+    if ev.get("type") == "impression":
+        ubi = {
+            "query_id": ev["request_id"],
+            "user_query": ev.get("query"),
+            "query_response_hit_ids": [
+                r if isinstance(r, str) else r["doc_id"] for r in ev["results"]
+            ],
+            "timestamp": ev["timestamp"],
+            "query_attributes": ev.get("labels") or {},
+        }
+    elif ev.get("type") == "click":
+        target: dict[str, object] = {"object": {"object_id": ev["doc_id"]}}
+        if ev.get("position") is not None:
+            target["position"] = {"ordinal": ev["position"] - 1}
+        ubi = {
+            "action_name": ev.get("action") or "click",
+            "query_id": ev["request_id"],
+            "event_attributes": target,
+            "timestamp": ev["timestamp"],
+        }
+    else:
+        return None
+    return json.dumps(ubi, separators=(",", ":")).encode()
+
+
+def _rust_format_rows(
+    ubi: list[bytes], segment: list[bytes], mapped_decoder: Callable[[bytes], object]
+) -> list[tuple[str, Callable[[], object]]] | None:
+    """The native engine's UBI and mapped decoders (and the Python UBI decoder), after checking
+    that they answer every line with the Python decoders' fields; None on a mismatch."""
+    if not native_engine.available():
+        return []
+    from streameval import _native
+
+    python_ubi = decoder(DEFAULT_MAX_BYTES, decode_ubi)
+    rust_mapped = _native.MappedDecoder(
+        load_settings(SEGMENT_TOML).input.mappings["segment"].model_dump_json(), DEFAULT_MAX_BYTES
+    )
+    for name, lines, want_of, got_of in (
+        ("ubi", ubi, python_ubi, lambda line: _native.decode_ubi(line, DEFAULT_MAX_BYTES)),
+        ("mapped", segment, mapped_decoder, rust_mapped.decode),
+    ):
+        for i, line in enumerate(lines):
+            event = want_of(line)
+            want = (
+                (event.reason, event.detail)
+                if isinstance(event, Invalid)
+                else tuple(getattr(event, f) for f in type(event).model_fields)
+            )
+            if got_of(line) != want:
+                print(
+                    f"MISMATCH at {i} (rust {name}): {want!r} != {got_of(line)!r}", file=sys.stderr
+                )
+                return None
+    print(f"{len(ubi)} UBI and {len(segment)} Segment-like lines: the native decoders agree")
+    rust_ubi = _native.decode_ubi
+    return [
+        ("python.ubi", per_line(python_ubi, ubi)),
+        ("rust.ubi", per_line(lambda line: rust_ubi(line, DEFAULT_MAX_BYTES), ubi)),
+        ("rust.mapped", per_line(rust_mapped.decode, segment)),
+        ("json.loads.ubi", per_line(json.loads, ubi)),
+        ("json.loads.mapped", per_line(json.loads, segment)),
+    ]
+
+
 def n_lines(line_sets: tuple[list[bytes], ...]) -> int:
     return sum(map(len, line_sets))
 
@@ -137,7 +206,9 @@ def main() -> int:
                 return 1
     print(f"{n} records: every Segment-like and Avro record decodes to its native event")
     rust = _rust_rows(native_decoder, epoch_ms, native)
-    if rust is None:
+    ubi = [u for u in map(_ubi_line, epoch_ms) if u is not None]
+    rust_formats = _rust_format_rows(ubi, segment, mapped_decoder)
+    if rust is None or rust_formats is None:
         return 1
     mean = {
         name: sum(map(len, lines)) / n
@@ -160,6 +231,7 @@ def main() -> int:
             ("decode.avro", per_line(avro_decoder, avro)),
             ("json.loads", per_line(json.loads, epoch_ms)),
             *rust,
+            *rust_formats,
         ],
         items=n,
         repeats=repeats,
@@ -206,6 +278,28 @@ def main() -> int:
                 f" {us['native.epoch_ms'] / us['rust.epoch_ms']:.1f} x the native's time",
             )
         )
+    if "rust.ubi" in us:
+        results += [
+            Result(
+                "decode.rust.ubi",
+                us["rust.ubi"],
+                "µs/record",
+                baseline=us["json.loads.ubi"],
+                baseline_name="json.loads",
+                note=f"the native engine's UBI decoder on {len(ubi)} UBI records (the simulator's"
+                f" impressions and clicks); the Python decode_ubi: {us['python.ubi']:.2f}"
+                f" µs/record; json.loads on the same lines: {us['json.loads.ubi']:.2f}",
+            ),
+            Result(
+                "decode.rust.mapped",
+                us["rust.mapped"],
+                "µs/record",
+                baseline=us["json.loads.mapped"],
+                baseline_name="json.loads",
+                note=f"the native engine's mapped decoder on the Segment-like lines (json.loads"
+                f" on the same lines); the Python one: {us['decode.mapped']:.2f} µs/record",
+            ),
+        ]
     write_json(
         args.json,
         {

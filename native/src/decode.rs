@@ -13,8 +13,9 @@ use crate::event_time::to_epoch_ms;
 use crate::normalize::normalize_query;
 
 pub const MAX_DETAIL_CHARS: usize = 300;
-const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
-const TIME_MESSAGE: &str = "timestamp must be an RFC 3339 string (no zone = UTC) or integer \
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+pub(crate) const TIME_MESSAGE: &str =
+    "timestamp must be an RFC 3339 string (no zone = UTC) or integer \
      epoch milliseconds, within 1970-01-01 .. 9999-12-31";
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +66,7 @@ pub struct Invalid {
     pub detail: String,
 }
 
-fn invalid(reason: &'static str, detail: impl Into<String>) -> Invalid {
+pub(crate) fn invalid(reason: &'static str, detail: impl Into<String>) -> Invalid {
     Invalid {
         reason,
         detail: safe_detail(&detail.into(), MAX_DETAIL_CHARS),
@@ -151,7 +152,7 @@ pub fn decode_native(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
 
 /// Python: ``f"unknown type {safe_detail(str(tag), 40)!r}"`` (a string's repr approximated by
 /// single quotes; pydantic's str of an array or object is not reproduced).
-fn unknown_type(tag: &str) -> Invalid {
+pub(crate) fn unknown_type(tag: &str) -> Invalid {
     invalid(
         "unknown_type",
         format!("unknown type '{}'", safe_detail(tag, 40)),
@@ -159,7 +160,7 @@ fn unknown_type(tag: &str) -> Invalid {
 }
 
 /// `str()` of the Python value pydantic hands over as the discriminator (the scalars only).
-fn python_str(value: &JsonValue) -> String {
+pub(crate) fn python_str(value: &JsonValue) -> String {
     match value {
         JsonValue::Null => "None".into(),
         JsonValue::Bool(true) => "True".into(),
@@ -174,43 +175,43 @@ fn python_str(value: &JsonValue) -> String {
 }
 
 /// An object's fields: the last of duplicate keys wins, as pydantic reads them.
-struct Fields<'a, 'j>(&'a JsonObject<'j>);
+pub(crate) struct Fields<'a, 'j>(pub(crate) &'a JsonObject<'j>);
 
 impl<'a, 'j> Fields<'a, 'j> {
-    fn get(&self, key: &str) -> Option<&'a JsonValue<'j>> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a JsonValue<'j>> {
         self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// The field, with JSON null read as absent.
-    fn present(&self, key: &str) -> Option<&'a JsonValue<'j>> {
+    pub(crate) fn present(&self, key: &str) -> Option<&'a JsonValue<'j>> {
         self.get(key).filter(|v| !matches!(v, JsonValue::Null))
     }
 }
 
 /// The errors of one model, in field order, and the detail pydantic would give.
-struct Errors {
+pub(crate) struct Errors {
     tag: &'static str,
     list: Vec<String>,
 }
 
 impl Errors {
-    fn new(tag: &'static str) -> Self {
+    pub(crate) fn new(tag: &'static str) -> Self {
         Errors {
             tag,
             list: Vec::new(),
         }
     }
 
-    fn add(&mut self, loc: &str, msg: impl AsRef<str>) {
+    pub(crate) fn add(&mut self, loc: &str, msg: impl AsRef<str>) {
         self.list
             .push(format!("{}.{loc}: {}", self.tag, msg.as_ref()));
     }
 
-    fn model(&self, msg: &str) -> Invalid {
+    pub(crate) fn model(&self, msg: &str) -> Invalid {
         invalid("schema", format!("{}: Value error, {msg}", self.tag))
     }
 
-    fn finish(self) -> Result<(), Invalid> {
+    pub(crate) fn finish(self) -> Result<(), Invalid> {
         let Some(first) = self.list.first() else {
             return Ok(());
         };
@@ -222,7 +223,7 @@ impl Errors {
     }
 }
 
-fn chars(s: &str) -> usize {
+pub(crate) fn chars(s: &str) -> usize {
     if s.is_ascii() {
         s.len()
     } else {
@@ -231,7 +232,7 @@ fn chars(s: &str) -> usize {
 }
 
 /// A bounded string (`min..=max` characters), or the pydantic message.
-fn bounded_str(value: &JsonValue, min: usize, max: usize) -> Result<String, String> {
+pub(crate) fn bounded_str(value: &JsonValue, min: usize, max: usize) -> Result<String, String> {
     let JsonValue::Str(s) = value else {
         return Err("Input should be a valid string".into());
     };
@@ -248,7 +249,7 @@ fn bounded_str(value: &JsonValue, min: usize, max: usize) -> Result<String, Stri
     Ok(s.to_string())
 }
 
-fn required_str(
+pub(crate) fn required_str(
     fields: &Fields,
     errors: &mut Errors,
     key: &str,
@@ -267,7 +268,7 @@ fn required_str(
 }
 
 /// An optional (nullable) bounded string: Ok(None) when absent or null.
-fn optional_str(
+pub(crate) fn optional_str(
     fields: &Fields,
     errors: &mut Errors,
     key: &str,
@@ -281,7 +282,7 @@ fn optional_str(
     })
 }
 
-fn timestamp(fields: &Fields, errors: &mut Errors) -> Option<i64> {
+pub(crate) fn timestamp(fields: &Fields, errors: &mut Errors) -> Option<i64> {
     match fields.get("timestamp") {
         None => {
             errors.add("timestamp", "Field required");
@@ -298,7 +299,7 @@ fn timestamp(fields: &Fields, errors: &mut Errors) -> Option<i64> {
 }
 
 /// A strict JSON number (no bool, no string), finite, within `[lo, hi]`.
-fn strict_float(
+pub(crate) fn strict_float(
     value: &JsonValue,
     lo: f64,
     hi: f64,
@@ -324,7 +325,7 @@ fn strict_float(
 }
 
 /// A lax float (the `score` of a result item): a number, a bool, or a numeric string; finite.
-fn lax_finite_float(value: &JsonValue) -> bool {
+pub(crate) fn lax_finite_float(value: &JsonValue) -> bool {
     match value {
         JsonValue::Null | JsonValue::Bool(_) | JsonValue::Int(_) => true,
         JsonValue::BigInt(i) => i.to_string().parse::<f64>().is_ok_and(|f| f.is_finite()),
@@ -385,7 +386,7 @@ fn result_item(value: &JsonValue) -> Option<(String, Option<String>)> {
 
 type Results = (Vec<String>, Option<Vec<Option<String>>>);
 
-fn results(fields: &Fields, errors: &mut Errors) -> Option<Results> {
+pub(crate) fn results(fields: &Fields, errors: &mut Errors) -> Option<Results> {
     let items: &JsonArray = match fields.get("results") {
         None => {
             errors.add("results", "Field required");
@@ -482,7 +483,7 @@ fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>>
 }
 
 /// `query_id_from` of models.py: the normalized query, bounded.
-fn query_id_from(query: &str) -> Result<String, String> {
+pub(crate) fn query_id_from(query: &str) -> Result<String, String> {
     let normalized = normalize_query(query);
     if chars(&normalized) > MAX_QUERY_CHARS {
         return Err(format!(
@@ -492,7 +493,7 @@ fn query_id_from(query: &str) -> Result<String, String> {
     Ok(normalized)
 }
 
-fn impression(fields: &Fields) -> Result<Event, Invalid> {
+pub(crate) fn impression(fields: &Fields) -> Result<Event, Invalid> {
     let mut errors = Errors::new("impression");
     let request_id = required_str(fields, &mut errors, "request_id", 1, MAX_ID_CHARS);
     let timestamp = timestamp(fields, &mut errors);
@@ -525,7 +526,7 @@ fn impression(fields: &Fields) -> Result<Event, Invalid> {
     }))
 }
 
-fn click(fields: &Fields) -> Result<Event, Invalid> {
+pub(crate) fn click(fields: &Fields) -> Result<Event, Invalid> {
     let mut errors = Errors::new("click");
     let request_id = required_str(fields, &mut errors, "request_id", 1, MAX_ID_CHARS);
     let doc_id = required_str(fields, &mut errors, "doc_id", 1, MAX_ID_CHARS);
@@ -599,7 +600,7 @@ fn click(fields: &Fields) -> Result<Event, Invalid> {
     }))
 }
 
-fn judgment(fields: &Fields) -> Result<Event, Invalid> {
+pub(crate) fn judgment(fields: &Fields) -> Result<Event, Invalid> {
     let mut errors = Errors::new("judgment");
     let query_id = optional_str(fields, &mut errors, "query_id", 1, MAX_ID_CHARS);
     let query = optional_str(fields, &mut errors, "query", 0, MAX_QUERY_CHARS);

@@ -167,7 +167,7 @@ fn parse_hh_mm_ss_ff(buf: &[u8], start: usize, end: usize) -> Option<([i64; 4], 
 
 /// CPython 3.11's `datetime.fromisoformat` of an upper-cased ASCII text whose date is its first
 /// 10 characters, as epoch ms (no zone: UTC), or `None`.
-fn rfc3339_to_ms(buf: &[u8]) -> Option<i64> {
+pub(crate) fn rfc3339_to_ms(buf: &[u8]) -> Option<i64> {
     let days = parse_date(buf)?;
     let start = 11;
     let end = buf.len();

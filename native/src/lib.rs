@@ -9,8 +9,19 @@
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod mapped;
+pub mod mapped_config;
+pub mod mapped_fields;
+pub mod mapped_time;
 pub mod normalize;
+pub mod pointer;
+pub mod pyvalue;
 pub mod tables;
+pub mod ubi;
+pub mod ubi_event;
+pub mod ubi_models;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_formats;

@@ -17,7 +17,15 @@ fn decode_native<'py>(
     raw: &[u8],
     max_bytes: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    match decode::decode_native(raw, max_bytes) {
+    answer(py, decode::decode_native(raw, max_bytes))
+}
+
+/// A decoder's answer as the tuple of `decode_native` (the bindings of other decoders too).
+pub(crate) fn answer(
+    py: Python<'_>,
+    decoded: Result<Event, decode::Invalid>,
+) -> PyResult<Bound<'_, PyTuple>> {
+    match decoded {
         Err(invalid) => (invalid.reason, invalid.detail).into_pyobject(py),
         Ok(Event::Impression(e)) => {
             let labels = PyDict::new(py);
@@ -70,5 +78,6 @@ fn decode_native<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_native, m)?)?;
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
+    crate::python_formats::register(m)?;
     Ok(())
 }
