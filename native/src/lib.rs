@@ -10,7 +10,10 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod normalize;
+pub mod query_sums;
 pub mod tables;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_query_sums;

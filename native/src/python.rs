@@ -69,6 +69,7 @@ fn decode_native<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_native, m)?)?;
+    crate::python_query_sums::register(m)?;
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
     Ok(())
 }
