@@ -16,6 +16,7 @@ pub mod mapped_time;
 pub mod normalize;
 pub mod pointer;
 pub mod pyvalue;
+pub mod query_sums;
 pub mod tables;
 pub mod ubi;
 pub mod ubi_event;
@@ -25,3 +26,5 @@ pub mod ubi_models;
 mod python;
 #[cfg(feature = "python")]
 mod python_formats;
+#[cfg(feature = "python")]
+mod python_query_sums;

@@ -77,6 +77,7 @@ pub(crate) fn answer(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_native, m)?)?;
+    crate::python_query_sums::register(m)?;
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
     crate::python_formats::register(m)?;
     Ok(())
