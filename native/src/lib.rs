@@ -10,7 +10,9 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod normalize;
+pub mod scored;
 pub mod tables;
+pub mod windows;
 
 #[cfg(feature = "python")]
 mod python;
