@@ -16,3 +16,5 @@ pub mod windows;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_windows;
