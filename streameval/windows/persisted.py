@@ -109,7 +109,7 @@ def decode_bucket(raw: bytes) -> Bucket | BadState:
             if len(counts) != 4 or min(counts) < 0:
                 raise ValueError("interleaving needs four counts")
             bucket.interleaving[_str(ranker), _str(opponent)] = counts
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # OverflowError: an int past the floats
         return BadState("malformed bucket")
     return bucket
 
