@@ -32,18 +32,8 @@ fn tuple<'py>(value: &Bound<'py, PyAny>, len: usize, what: &str) -> PyResult<Bou
     Ok(t.clone())
 }
 
-/// The pairs of a mapping (`dict` or any object with `items()`).
-fn pairs<'py, V: for<'a> FromPyObject<'a, 'py, Error = PyErr>>(
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Vec<(String, V)>> {
-    let mut out = Vec::new();
-    for pair in value.call_method0("items")?.try_iter()? {
-        out.push(pair?.extract::<(String, V)>()?);
-    }
-    Ok(out)
-}
-
-/// A `values.SourceScore` (or a tuple of its seven fields).
+/// A `values.SourceScore` (or a tuple of its seven fields); `dcg` and `idcg`, which the windows
+/// do not read, are left empty.
 fn source_score(value: &Bound<'_, PyAny>) -> PyResult<SourceScore> {
     let t = tuple(value, 7, "SourceScore")?;
     let source = SourceScore {
@@ -51,8 +41,8 @@ fn source_score(value: &Bound<'_, PyAny>) -> PyResult<SourceScore> {
         outcome: item(&t, 1, "SourceScore")?.extract()?,
         ks: item(&t, 2, "SourceScore")?.extract()?,
         ndcg: item(&t, 3, "SourceScore")?.extract()?,
-        dcg: item(&t, 4, "SourceScore")?.extract()?,
-        idcg: item(&t, 5, "SourceScore")?.extract()?,
+        dcg: Vec::new(),
+        idcg: Vec::new(),
         coverage: item(&t, 6, "SourceScore")?.extract()?,
     };
     let cutoffs = source.ks.len();
@@ -66,7 +56,8 @@ fn source_score(value: &Bound<'_, PyAny>) -> PyResult<SourceScore> {
     Ok(source)
 }
 
-/// A `values.Interleaved` (or a tuple of its six fields).
+/// A `values.Interleaved` (or a tuple of its six fields): its `counted_before` and `outcomes`,
+/// what the windows read of it (the documents, teams, clicks and grades are left empty).
 fn interleaved(value: &Bound<'_, PyAny>) -> PyResult<Interleaved> {
     let t = tuple(value, 6, "Interleaved")?;
     let mut outcomes = Vec::new();
@@ -79,21 +70,19 @@ fn interleaved(value: &Bound<'_, PyAny>) -> PyResult<Interleaved> {
         })?;
         outcomes.push((ranker, opponent, outcome));
     }
-    let mut clicked = Vec::new();
-    for doc in item(&t, 2, "Interleaved")?.try_iter()? {
-        clicked.push(doc?.extract()?);
-    }
     Ok(Interleaved {
-        doc_ids: item(&t, 0, "Interleaved")?.extract()?,
-        teams: item(&t, 1, "Interleaved")?.extract()?,
-        clicked,
-        grades: pairs(&item(&t, 3, "Interleaved")?)?,
+        doc_ids: Vec::new(),
+        teams: Vec::new(),
+        clicked: Vec::new(),
+        grades: Vec::new(),
         counted_before: item(&t, 4, "Interleaved")?.extract()?,
         outcomes,
     })
 }
 
-/// A `values.ScoredList` (a named tuple: any tuple of its eleven fields in its order).
+/// A `values.ScoredList` (a named tuple: any tuple of its eleven fields in its order), the
+/// fields the windows read: `request_id`, `query_id` and `labels` are left empty (the native
+/// scoring stage will hand over whole lists without this conversion).
 fn scored_list(value: &Bound<'_, PyAny>) -> PyResult<ScoredList> {
     let t = tuple(value, 11, "ScoredList")?;
     let mut sources = Vec::new();
@@ -102,10 +91,10 @@ fn scored_list(value: &Bound<'_, PyAny>) -> PyResult<ScoredList> {
     }
     let inter = item(&t, 9, "ScoredList")?;
     Ok(ScoredList {
-        request_id: item(&t, 0, "ScoredList")?.extract()?,
-        query_id: item(&t, 1, "ScoredList")?.extract()?,
+        request_id: String::new(),
+        query_id: String::new(),
         timestamp: item(&t, 2, "ScoredList")?.extract()?,
-        labels: pairs(&item(&t, 3, "ScoredList")?)?,
+        labels: Vec::new(),
         segment: item(&t, 4, "ScoredList")?.extract()?,
         sources,
         clicked: item(&t, 6, "ScoredList")?.extract()?,

@@ -57,7 +57,7 @@ pub struct IntakeCounters {
 }
 
 fn bump(counter: &mut OrderedMap<String, u64>, key: &str) {
-    *counter.entry_or_insert_with(&key.to_string(), || 0) += 1;
+    *counter.entry_or_insert_with(key, || 0) += 1;
 }
 
 fn counts(counter: &OrderedMap<String, u64>) -> Counts {

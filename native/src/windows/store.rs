@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::scored::{PairOutcome, ScoredList, Segment};
-use crate::windows::ordered::OrderedMap;
+use crate::windows::ordered::{AsLookup, OrderedMap};
 use crate::windows::spec::{bucket_start, window_buckets, WindowSpec};
 
 /// (relevance, segment, ks): the accumulators of every cutoff of one source in one segment.
@@ -40,15 +40,19 @@ impl Bucket {
     pub fn fold(&mut self, scored: &ScoredList) {
         let seg = &scored.segment;
         for source in &scored.sources {
-            let key = (source.relevance.clone(), seg.clone(), source.ks.clone());
-            fold_values(&mut self.ndcg, &key, source.ndcg.iter().copied());
+            let key = (
+                source.relevance.as_str(),
+                seg.as_slice(),
+                source.ks.as_slice(),
+            );
+            fold_values(&mut self.ndcg, key, source.ndcg.iter().copied());
             if let Some(coverage) = &source.coverage {
-                fold_values(&mut self.coverage, &key, coverage.iter().map(|&v| Some(v)));
+                fold_values(&mut self.coverage, key, coverage.iter().map(|&v| Some(v)));
             }
         }
         let eng = self
             .engagement
-            .entry_or_insert_with(seg, || [0.0, 0.0, 0.0, 0.0, 0.0]);
+            .entry_or_insert_with(seg.as_slice(), || [0.0, 0.0, 0.0, 0.0, 0.0]);
         eng[0] += 1.0;
         if scored.clicked {
             eng[1] += 1.0;
@@ -82,8 +86,8 @@ pub fn fold_outcomes(
     outcomes: &[(String, String, PairOutcome)],
 ) {
     for (ranker, opponent, outcome) in outcomes {
-        let key = (ranker.clone(), opponent.clone());
-        table.entry_or_insert_with(&key, || [0; 4])[*outcome as usize] += 1;
+        let key = (ranker.as_str(), opponent.as_str());
+        table.entry_or_insert_with(key, || [0; 4])[*outcome as usize] += 1;
     }
 }
 
@@ -117,12 +121,12 @@ impl<const N: usize> Sums for [u64; N] {
 }
 
 /// Add another table's accumulators into `table`, keys new to it last (`store.add_sums`).
-pub fn add_sums<K: std::hash::Hash + Eq + Clone, S: Sums>(
+pub fn add_sums<K: AsLookup + Clone, S: Sums>(
     table: &mut OrderedMap<K, S>,
     other: &OrderedMap<K, S>,
 ) {
     for (key, acc) in other.iter() {
-        match table.get_mut(key) {
+        match table.get_mut(&key.view()) {
             Some(total) => total.add(acc),
             None => table.insert(key.clone(), acc.clone()),
         }
@@ -133,7 +137,7 @@ pub fn add_sums<K: std::hash::Hash + Eq + Clone, S: Sums>(
 /// accumulators are made on the first value (`store._fold`).
 fn fold_values(
     table: &mut OrderedMap<SourceKey, Vec<f64>>,
-    key: &SourceKey,
+    key: (&str, &[String], &[i64]),
     values: impl ExactSizeIterator<Item = Option<f64>> + Clone,
 ) {
     if values.clone().all(|v| v.is_none()) {
@@ -187,14 +191,13 @@ fn int(x: f64) -> i64 {
 }
 
 /// Add a bucket's accumulators to the window's, per (relevance, segment, k) (`store._merge`).
-fn merge_into(into: &mut BTreeMap<RowKey, [f64; 3]>, table: &OrderedMap<SourceKey, Vec<f64>>) {
+fn merge_into(into: &mut OrderedMap<RowKey, [f64; 3]>, table: &OrderedMap<SourceKey, Vec<f64>>) {
     for ((rel, seg, ks), acc) in table.iter() {
         for (i, &k) in ks.iter().enumerate() {
             let n = acc[3 * i];
             if n != 0.0 {
                 let total = into
-                    .entry((rel.clone(), seg.clone(), k))
-                    .or_insert([0.0, 0.0, 0.0]);
+                    .entry_or_insert_with((rel.as_str(), seg.as_slice(), k), || [0.0, 0.0, 0.0]);
                 total[0] += n;
                 total[1] += acc[3 * i + 1];
                 total[2] += acc[3 * i + 2];
@@ -289,9 +292,9 @@ impl WindowStore {
         };
         for spec in &self.windows {
             let name = spec.name();
-            let mut ndcg = BTreeMap::new();
-            let mut cov = BTreeMap::new();
-            let mut eng: BTreeMap<Segment, [f64; 5]> = BTreeMap::new();
+            let mut ndcg = OrderedMap::new();
+            let mut cov = OrderedMap::new();
+            let mut eng: OrderedMap<Segment, [f64; 5]> = OrderedMap::new();
             for start in window_buckets(horizon_ms, spec.size_ms, spec.bucket_ms) {
                 let Some(b) = self.buckets.get(&start) else {
                     continue;
@@ -299,10 +302,10 @@ impl WindowStore {
                 merge_into(&mut ndcg, &b.ndcg);
                 merge_into(&mut cov, &b.coverage);
                 for (seg, e) in b.engagement.iter() {
-                    eng.entry(seg.clone()).or_insert([0.0; 5]).add(e);
+                    eng.entry_or_insert_with(seg.as_slice(), || [0.0; 5]).add(e);
                 }
             }
-            let mut keys: Vec<&RowKey> = ndcg.keys().chain(cov.keys()).collect();
+            let mut keys: Vec<&RowKey> = ndcg.iter().chain(cov.iter()).map(|(k, _)| k).collect();
             keys.sort();
             keys.dedup();
             for key in keys {
@@ -317,10 +320,12 @@ impl WindowStore {
                     relevance: rel.clone(),
                     segment: seg.clone(),
                     k: *k,
-                    ndcg: ndcg.get(key).map(moments).unwrap_or_default(),
-                    coverage: cov.get(key).map(moments),
+                    ndcg: ndcg.get(&key.view()).map(moments).unwrap_or_default(),
+                    coverage: cov.get(&key.view()).map(moments),
                 });
             }
+            let mut eng = eng.into_entries();
+            eng.sort_by(|a, b| a.0.cmp(&b.0));
             for (seg, e) in eng {
                 eng_rows.push(EngagementRow {
                     window: name.clone(),
@@ -463,7 +468,8 @@ pub(crate) mod tests {
             &["a"],
             vec![source("judged", &[1, 3], &[None, None], None)],
         ));
-        let key = ("judged".to_string(), vec!["a".to_string()], vec![1, 3]);
+        let seg = ["a".to_string()];
+        let key = ("judged", &seg[..], &[1, 3][..]);
         // the k=3 cutoff had no value: count 0
         assert_eq!(b.ndcg.get(&key), Some(&vec![1.0, 0.5, 0.25, 0.0, 0.0, 0.0]));
         assert_eq!(
@@ -472,7 +478,7 @@ pub(crate) mod tests {
         );
         // lists, clicked, 1/4, 1/16, zero-interaction lists
         assert_eq!(
-            b.engagement.get(&vec!["a".to_string()]),
+            b.engagement.get(&&seg[..]),
             Some(&[2.0, 1.0, 0.25, 0.0625, 1.0])
         );
         // a list without any value makes no accumulators

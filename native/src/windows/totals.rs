@@ -1,8 +1,6 @@
 //! Since-start totals: finalized lists by relevance source and outcome, and cumulative NDCG sums
 //! for `rate()` (`windows/totals.py`). Sums in Python's order, so equal to the bit.
 
-use std::collections::BTreeMap;
-
 use super::ordered::OrderedMap;
 use super::store::{RowKey, SourceKey};
 use crate::scored::{ScoredList, Segment};
@@ -40,14 +38,14 @@ impl Totals {
                 continue;
             };
             let key = (
-                source.relevance.clone(),
-                scored.segment.clone(),
-                source.ks.clone(),
+                source.relevance.as_str(),
+                scored.segment.as_slice(),
+                source.ks.as_slice(),
             );
             let len = source.ndcg.len();
             let acc = self
                 .cumulative
-                .entry_or_insert_with(&key, || vec![0.0; 2 * len]);
+                .entry_or_insert_with(key, || vec![0.0; 2 * len]);
             for (i, value) in source.ndcg.iter().enumerate() {
                 if let Some(value) = value {
                     acc[2 * i] += value;
@@ -59,22 +57,24 @@ impl Totals {
 
     /// A finalized list that was not scored (e.g. evicted).
     pub fn count_outcome(&mut self, relevance: &str, outcome: &str) {
-        let key = (relevance.to_string(), outcome.to_string());
-        *self.lists_total.entry_or_insert_with(&key, || 0) += 1;
+        *self
+            .lists_total
+            .entry_or_insert_with((relevance, outcome), || 0) += 1;
     }
 
     /// The since-start rows, sorted by (relevance, segment, k), those with a list scored.
     pub fn cumulative(&self) -> Vec<CumulativeRow> {
-        let mut rows: BTreeMap<RowKey, [f64; 2]> = BTreeMap::new();
+        let mut rows: OrderedMap<RowKey, [f64; 2]> = OrderedMap::new();
         for ((rel, seg, ks), acc) in self.cumulative.iter() {
             for (i, &k) in ks.iter().enumerate() {
-                let total = rows
-                    .entry((rel.clone(), seg.clone(), k))
-                    .or_insert([0.0, 0.0]);
+                let total =
+                    rows.entry_or_insert_with((rel.as_str(), seg.as_slice(), k), || [0.0, 0.0]);
                 total[0] += acc[2 * i];
                 total[1] += acc[2 * i + 1];
             }
         }
+        let mut rows = rows.into_entries();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
         rows.into_iter()
             .filter(|(_, acc)| acc[1] != 0.0)
             .map(|((relevance, segment, k), acc)| CumulativeRow {
