@@ -3,12 +3,27 @@
 
 use std::fmt::Write;
 
-/// `repr(x)` of a finite float: the shortest digits that read back to `x` (Rust's and Python's
-/// shortest round-trip digits are the same), laid out as Python does: positional when the
-/// decimal exponent is in `-4 <= e < 16` (with `.0` for an integer), else `d.ddde+XX`.
+/// `repr(x)` of a finite float: the shortest digits that read back to `x`, laid out as Python
+/// does: positional when the decimal exponent is in `-4 <= e < 16` (with `.0` for an integer),
+/// else `d.ddde+XX`.
+///
+/// Of the shortest digit strings that read back to `x`, Python (David Gay's `dtoa`, mode 0)
+/// writes the closest to `x` and, when two are as close, the even one; Rust's shortest
+/// formatting breaks that tie upwards (2^46 + 0.625 is `70368744177664.62` in Python, `...63`
+/// in Rust). So the shortest length is taken from Rust, and the digits from Rust's exact
+/// formatting at that length (correctly rounded, ties to even) whenever they read back to `x`.
 pub fn float_repr(x: f64) -> String {
     debug_assert!(x.is_finite());
-    let sci = format!("{x:e}"); // e.g. "-1.2345e-7", "0e0"
+    let mut sci = format!("{x:e}"); // e.g. "-1.2345e-7", "0e0"
+    let digits = sci
+        .split_once('e')
+        .map_or(0, |(m, _)| m.bytes().filter(u8::is_ascii_digit).count());
+    if digits > 1 {
+        let rounded = format!("{:.*e}", digits - 1, x);
+        if rounded != sci && rounded.parse::<f64>() == Ok(x) {
+            sci = rounded;
+        }
+    }
     let (mantissa, exp) = sci.split_once('e').expect("LowerExp writes an exponent");
     let exp: i32 = exp.parse().expect("LowerExp writes an integer exponent");
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -100,6 +115,9 @@ mod tests {
             (1e100, "1e+100"),
             (12345678.9, "12345678.9"),
             (0.30000000000000004, "0.30000000000000004"),
+            // two shortest strings as close: the even one
+            ((1u64 << 46) as f64 + 0.625, "70368744177664.62"),
+            (1.0e23, "1e+23"),
         ];
         for (x, text) in table {
             assert_eq!(float_repr(x), text, "{x:e}");
