@@ -27,15 +27,16 @@ impl WindowSpec {
 }
 
 /// Start of the bucket holding `ts_ms` (floor, as Python's `%`: correct for negative times).
+/// Saturating at the ends of `i64`, where Python's integers go on (no event time is near them).
 pub fn bucket_start(ts_ms: i64, bucket_ms: i64) -> i64 {
-    ts_ms - ts_ms.rem_euclid(bucket_ms)
+    ts_ms.saturating_sub(ts_ms.rem_euclid(bucket_ms))
 }
 
 /// Starts of the buckets a window of `size_ms` covers as of `horizon_ms`, oldest first: the
 /// whole buckets of `[end - size, end)` with `end = bucket_start(horizon)`.
 pub fn window_buckets(horizon_ms: i64, size_ms: i64, bucket_ms: i64) -> impl Iterator<Item = i64> {
     let end = bucket_start(horizon_ms, bucket_ms);
-    (end - size_ms..end).step_by(bucket_ms as usize)
+    (end.saturating_sub(size_ms)..end).step_by(bucket_ms as usize)
 }
 
 /// The shortest canonical spelling of `ms`: 60000 -> "1m", 5400000 -> "1h30m", 0 -> "0s".
@@ -75,6 +76,7 @@ mod tests {
             (-10, 10, -10),
             (-11, 10, -20),
             (1_700_000_123_456, 60_000, 1_700_000_100_000),
+            (i64::MIN, 10, i64::MIN), // saturated: Python gives MIN - 2
         ] {
             assert_eq!(bucket_start(ts, bucket), start, "{ts} {bucket}");
         }

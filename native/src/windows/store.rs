@@ -266,7 +266,7 @@ impl WindowStore {
 
     /// Drop buckets no window can cover any more as of `horizon_ms`.
     pub fn evict(&mut self, horizon_ms: i64) {
-        let oldest = bucket_start(horizon_ms, self.bucket_ms) - self.longest_ms;
+        let oldest = bucket_start(horizon_ms, self.bucket_ms).saturating_sub(self.longest_ms);
         match self.buckets.first_key_value() {
             Some((&first, _)) if first < oldest => {
                 self.buckets = self.buckets.split_off(&oldest);
@@ -278,8 +278,8 @@ impl WindowStore {
     /// The horizon at which [`Self::evict`] next has a bucket to drop (`None`: no bucket).
     pub fn next_eviction(&self) -> Option<i64> {
         let (&oldest, _) = self.buckets.first_key_value()?;
-        let after = oldest + self.longest_ms;
-        Some(after - after.rem_euclid(self.bucket_ms) + self.bucket_ms)
+        let after = oldest.saturating_add(self.longest_ms);
+        Some(bucket_start(after, self.bucket_ms).saturating_add(self.bucket_ms))
     }
 
     /// The windows' figures as of `horizon_ms` (nothing before the first horizon), in Python's
@@ -599,6 +599,22 @@ pub(crate) mod tests {
             assert_eq!(s.starts().collect::<Vec<_>>(), left, "{horizon}");
         }
         assert_eq!(s.next_eviction(), None);
+    }
+
+    #[test]
+    fn horizons_at_the_ends_of_i64_neither_panic_nor_keep_what_is_gone() {
+        let mut s = store(&[(20, 10)]);
+        s.add(&list(i64::MIN, &[], vec![]));
+        s.add(&list(5, &[], vec![]));
+        for horizon in [i64::MIN, i64::MIN + 7, -1, i64::MAX] {
+            let (_, eng) = s.rows(Some(horizon));
+            assert!(eng.len() <= 1);
+            let _ = s.next_eviction();
+        }
+        s.evict(i64::MIN);
+        assert_eq!(s.starts().count(), 2);
+        s.evict(i64::MAX);
+        assert_eq!(s.starts().count(), 0);
     }
 
     #[test]
