@@ -10,8 +10,9 @@ use pyo3::types::{PyBytes, PyDict, PyTuple};
 use crate::scored::{Interleaved, PairOutcome, ScoredList, SourceScore};
 use crate::windows::intake::{Counts, IntakeCounters, Outcome};
 use crate::windows::persisted::{decode_bucket, encode_bucket};
+use crate::windows::source_buckets::SourceBuckets;
 use crate::windows::spec::WindowSpec;
-use crate::windows::store::{Bucket, EngagementRow, Moments, NdcgRow, SourceBuckets, WindowStore};
+use crate::windows::store::{Bucket, EngagementRow, Moments, NdcgRow, WindowStore};
 use crate::windows::totals::Totals;
 
 fn item<'py>(t: &Bound<'py, PyTuple>, i: usize, what: &str) -> PyResult<Bound<'py, PyAny>> {

@@ -7,10 +7,11 @@
 //! `f64` as Python's lists hold them, exact below 2^53: a bucket decoded from the state topic may
 //! carry any finite number where a count goes, and Python truncates it with `int()` only in rows.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::scored::{PairOutcome, ScoredList, Segment};
-use crate::windows::ordered::{AsLookup, OrderedMap};
+use crate::windows::lookup::AsLookup;
+use crate::windows::ordered::OrderedMap;
 use crate::windows::spec::{bucket_start, window_buckets, WindowSpec};
 
 /// (relevance, segment, ks): the accumulators of every cutoff of one source in one segment.
@@ -345,59 +346,6 @@ impl WindowStore {
     }
 }
 
-/// Per source and bucket start: the sufficient statistics folded since the last persist
-/// (`persisted.SourceBuckets`).
-#[derive(Clone, Debug, Default)]
-pub struct SourceBuckets {
-    bucket_ms: i64,
-    by_source: HashMap<String, BTreeMap<i64, Bucket>>,
-}
-
-impl SourceBuckets {
-    pub fn new(bucket_ms: i64) -> Self {
-        Self {
-            bucket_ms,
-            by_source: HashMap::new(),
-        }
-    }
-
-    pub fn add(&mut self, source: &str, scored: &ScoredList) {
-        let start = bucket_start(scored.timestamp, self.bucket_ms);
-        self.by_source
-            .entry(source.to_string())
-            .or_default()
-            .entry(start)
-            .or_default()
-            .fold(scored);
-    }
-
-    /// (source, start, bucket) of every bucket that starts before `before`, sources and starts
-    /// sorted (kept until [`Self::persisted`] drops them).
-    pub fn complete(&self, before: i64) -> Vec<(&str, i64, &Bucket)> {
-        let mut sources: Vec<&String> = self.by_source.keys().collect();
-        sources.sort();
-        let mut out = Vec::new();
-        for source in sources {
-            for (&start, bucket) in self.by_source[source].range(..before) {
-                out.push((source.as_str(), start, bucket));
-            }
-        }
-        out
-    }
-
-    /// The buckets starting before `before` are in the state topic: drop them.
-    pub fn persisted(&mut self, before: i64) {
-        for buckets in self.by_source.values_mut() {
-            *buckets = buckets.split_off(&before);
-        }
-        self.by_source.retain(|_, buckets| !buckets.is_empty());
-    }
-
-    pub fn forget(&mut self, source: &str) {
-        self.by_source.remove(source);
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -662,27 +610,5 @@ pub(crate) mod tests {
                 ("y", vec![1.0, 0.25, 0.0625])
             ]
         );
-    }
-
-    #[test]
-    fn source_buckets_are_complete_before_a_start_and_dropped_once_persisted() {
-        let mut sb = SourceBuckets::new(10);
-        for (source, ts) in [("t/1", 5), ("t/0", 25), ("t/0", 3), ("t/1", 12)] {
-            sb.add(source, &list(ts, &[], vec![]));
-        }
-        let starts = |sb: &SourceBuckets, before| -> Vec<(String, i64)> {
-            sb.complete(before)
-                .into_iter()
-                .map(|(s, b, _)| (s.to_string(), b))
-                .collect()
-        };
-        let own = |v: &[(&str, i64)]| -> Vec<(String, i64)> {
-            v.iter().map(|(s, b)| (s.to_string(), *b)).collect()
-        };
-        assert_eq!(starts(&sb, 20), own(&[("t/0", 0), ("t/1", 0), ("t/1", 10)]));
-        sb.persisted(20);
-        assert_eq!(starts(&sb, 100), own(&[("t/0", 20)]));
-        sb.forget("t/0");
-        assert!(sb.complete(100).is_empty());
     }
 }
