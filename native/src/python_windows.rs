@@ -210,8 +210,10 @@ struct WindowsCore {
 #[pymethods]
 impl WindowsCore {
     /// `windows_ms`: the window sizes as configured (in that order); `bucket_ms`: their bucket;
-    /// `ks`: the cutoffs; `sources`: the relevance sources counted `evicted` by
-    /// `count_evicted` (implicit, judged, and the extra ones).
+    /// `ks`: the configured cutoffs, kept for the engine's side (a fold reads each source's own
+    /// `ks`, as Python does, so buckets loaded from another configuration still add up);
+    /// `sources`: the relevance sources counted `evicted` by `count_evicted` (implicit, judged,
+    /// and the extra ones).
     #[new]
     fn new(
         windows_ms: Vec<i64>,
