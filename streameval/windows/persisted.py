@@ -86,7 +86,7 @@ def decode_bucket(raw: bytes) -> Bucket | BadState:
     """The bucket a state-topic value holds, or why it holds none (never raises)."""
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: deep nesting
         return BadState("not JSON")
     if not isinstance(data, dict) or data.get("v") != FORMAT_VERSION:
         return BadState("not a bucket of this format version")
