@@ -17,10 +17,12 @@ pub mod normalize;
 pub mod pointer;
 pub mod pyvalue;
 pub mod query_sums;
+pub mod scored;
 pub mod tables;
 pub mod ubi;
 pub mod ubi_event;
 pub mod ubi_models;
+pub mod windows;
 
 #[cfg(feature = "python")]
 mod python;
@@ -28,3 +30,5 @@ mod python;
 mod python_formats;
 #[cfg(feature = "python")]
 mod python_query_sums;
+#[cfg(feature = "python")]
+mod python_windows;

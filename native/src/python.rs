@@ -80,5 +80,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_query_sums::register(m)?;
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
     crate::python_formats::register(m)?;
+    crate::python_windows::register(m)?;
     Ok(())
 }

@@ -86,7 +86,7 @@ def decode_bucket(raw: bytes) -> Bucket | BadState:
     """The bucket a state-topic value holds, or why it holds none (never raises)."""
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: deep nesting
         return BadState("not JSON")
     if not isinstance(data, dict) or data.get("v") != FORMAT_VERSION:
         return BadState("not a bucket of this format version")
@@ -109,7 +109,7 @@ def decode_bucket(raw: bytes) -> Bucket | BadState:
             if len(counts) != 4 or min(counts) < 0:
                 raise ValueError("interleaving needs four counts")
             bucket.interleaving[_str(ranker), _str(opponent)] = counts
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):  # OverflowError: an int past the floats
         return BadState("malformed bucket")
     return bucket
 

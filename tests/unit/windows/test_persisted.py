@@ -50,6 +50,9 @@ def test_a_bucket_read_back_equals_the_one_written_to_the_bit() -> None:
         b'{"v": 1, "n": [], "c": [], "e": [[[1], [1, 0, 0, 0, 0]]]}',
         b'{"v": 1, "n": "x", "c": [], "e": []}',
         b'{"v": 1, "n": [], "c": [], "e": [[["a"], [1, 0, 1e999, 0, 0]]]}',
+        # an integer past the floats (math.isfinite raised OverflowError out of decode_bucket)
+        b'{"v": 1, "n": [], "c": [], "e": [[["a"], [1, 0, ' + b"9" * 400 + b", 0, 0]]]}",
+        b"[" * 100_000,  # nested past the recursion limit (json.loads raised RecursionError)
     ],
 )
 def test_what_is_not_a_bucket_of_ours_is_a_value_not_an_exception(raw: bytes) -> None:
