@@ -1,8 +1,10 @@
 //! The native engine of streameval (DESIGN §13, issue 32). This first slice is the decoder of
 //! native JSON events (`decode`), with its own pieces (`event_time`, `normalize`, `bounds`), and
 //! the Python binding (`python`, feature `python`): the extension module `streameval._native`.
+//! Then scoring, every metric variant (`score`), and the judgment table with its rules
+//! (`judgments`, `judgment_rules`), bound by `python_score`.
 //! The Python engine stays the engine that runs; this crate is checked against it by the
-//! differential test `tests/unit/test_native_decode.py`.
+//! differential tests `tests/unit/test_native_decode.py` and `test_native_score.py`.
 
 #![forbid(unsafe_code)]
 
@@ -10,6 +12,7 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod normalize;
+pub mod score;
 pub mod tables;
 
 #[cfg(feature = "python")]
