@@ -11,6 +11,8 @@
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod judgment_rules;
+pub mod judgments;
 pub mod normalize;
 pub mod score;
 pub mod tables;
