@@ -19,3 +19,5 @@ pub mod tables;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_score;
