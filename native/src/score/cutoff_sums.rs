@@ -46,24 +46,26 @@ impl CutoffSums {
         let kmax = self.weights.len();
         let w = &self.weights;
         let n = values.len().min(kmax);
-        let mut s = 0.0;
-        let mut i = 0;
+        let unrolled = kmax <= UNROLL_LIMIT;
+        // the first term: `v[0] * w0` (an empty list's is the padding's 0.0 * w0 = +0.0 in the
+        // unrolled form, and the 0.0 of an empty `accumulate` in the looped one)
+        let mut s = if n > 0 { values[0] * w[0] } else { 0.0 };
+        let mut i = 1;
         for &k in &self.ks {
-            // the terms of the list up to this cutoff, one product at a time, left to right
+            // the list's terms up to this cutoff, one product at a time, left to right
             let end = k.min(n);
-            while i < end {
-                let p = values[i] * w[i];
-                s = if i == 0 { p } else { s + p };
-                i += 1;
-            }
-            if kmax <= UNROLL_LIMIT {
-                // the generated code adds the 0.0 padding's products too (0.0 * w is +0.0)
-                while i < k {
-                    s = if i == 0 { 0.0 } else { s + 0.0 };
-                    i += 1;
+            if i < end {
+                for (v, w) in values[i..end].iter().zip(&w[i..end]) {
+                    s += v * w;
                 }
+                i = end;
             }
-            i = i.max(end);
+            if unrolled && k > i {
+                // the unrolled form adds the padding's products, each 0.0 * w = +0.0: adding
+                // +0.0 once or many times gives the same (it only turns a -0.0 into +0.0)
+                s += 0.0;
+                i = k;
+            }
             out.push(s);
         }
     }
