@@ -10,7 +10,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::BuildHasher;
 
-use crate::judgments::JudgmentStore;
+use crate::judgments::{JudgmentStore, PythonSum};
 
 /// What makes two judgment records the same (`dedup_key`): its `event_id`, else the digest of
 /// the record. An event id never equals a digest.
@@ -105,9 +105,10 @@ pub struct JudgmentRules {
 }
 
 impl JudgmentRules {
-    pub fn new(max_judgment_ids: usize) -> Self {
+    /// `summing`: how the reference's Python sums floats (the judges' means).
+    pub fn new(max_judgment_ids: usize, summing: PythonSum) -> Self {
         JudgmentRules {
-            store: JudgmentStore::new(),
+            store: JudgmentStore::with_summing(summing),
             ids: JudgmentIds::new(max_judgment_ids),
             keys: HashMap::new(),
         }
@@ -197,7 +198,7 @@ mod tests {
 
     #[test]
     fn unkeyed_outcomes() {
-        let mut rules = JudgmentRules::new(10);
+        let mut rules = JudgmentRules::new(10, PythonSum::Plain);
         let first = j("d", "x", 5, 2.0);
         assert_eq!(
             rules.apply(&first, Identity::EventId("e1")),
@@ -218,7 +219,7 @@ mod tests {
 
     #[test]
     fn keyed_values_and_tombstones() {
-        let mut rules = JudgmentRules::new(10);
+        let mut rules = JudgmentRules::new(10, PythonSum::Plain);
         assert_eq!(
             rules.apply_keyed(&j("d", "x", 5, 2.0), b"k"),
             Outcome::Accepted

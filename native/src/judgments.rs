@@ -30,13 +30,59 @@ struct Query {
     pool: Option<Vec<f64>>,
 }
 
-/// The mean of the grades, as Python's `sum(...) / len(...)` (starting from 0).
-fn mean(judges: &[Grade]) -> f64 {
-    let mut sum = 0.0;
-    for g in judges {
-        sum += g.grade;
+/// How the Python running the reference sums floats: `sum()` adds left to right up to
+/// CPython 3.11; from 3.12 it compensates the rounding errors (Neumaier's improved
+/// Kahan–Babuška algorithm), which can change the last bits of a mean of three or more judges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PythonSum {
+    /// CPython 3.11: `((0 + g1) + g2) + ...`
+    #[default]
+    Plain,
+    /// CPython 3.12 and later (`builtin_sum` with its `CompensatedSum`)
+    Compensated,
+}
+
+impl PythonSum {
+    /// The sum of `values` as Python's `sum(values)` of floats (start: the integer 0).
+    pub fn sum(self, values: impl Iterator<Item = f64>) -> f64 {
+        let mut values = values;
+        // `0 + g1`: the int start added to the first float (turns a -0.0 into 0.0)
+        let Some(first) = values.next() else {
+            return 0.0;
+        };
+        let mut hi = 0.0 + first;
+        match self {
+            PythonSum::Plain => {
+                for x in values {
+                    hi += x;
+                }
+                hi
+            }
+            PythonSum::Compensated => {
+                let mut lo = 0.0;
+                for x in values {
+                    let t = hi + x;
+                    if hi.abs() >= x.abs() {
+                        lo += (hi - t) + x;
+                    } else {
+                        lo += (x - t) + hi;
+                    }
+                    hi = t;
+                }
+                // CPython: keep the sign of a negative result, and no NaN from an overflow
+                if lo != 0.0 && lo.is_finite() {
+                    hi + lo
+                } else {
+                    hi
+                }
+            }
+        }
     }
-    sum / judges.len() as f64
+}
+
+/// The mean of the grades, as Python's `sum(...) / len(...)`.
+fn mean(judges: &[Grade], summing: PythonSum) -> f64 {
+    summing.sum(judges.iter().map(|g| g.grade)) / judges.len() as f64
 }
 
 impl Query {
@@ -46,19 +92,19 @@ impl Query {
         self.version = stamp;
     }
 
-    fn means(&mut self) -> &HashMap<String, f64> {
+    fn means(&mut self, summing: PythonSum) -> &HashMap<String, f64> {
         let docs = &self.docs;
         self.means.get_or_insert_with(|| {
             docs.iter()
-                .map(|(doc, judges)| (doc.clone(), mean(judges)))
+                .map(|(doc, judges)| (doc.clone(), mean(judges, summing)))
                 .collect()
         })
     }
 
-    fn pool(&mut self) -> &[f64] {
+    fn pool(&mut self, summing: PythonSum) -> &[f64] {
         if self.pool.is_none() {
             // sorted(means.values(), reverse=True): stable, over the docs' order
-            let mut pool: Vec<f64> = self.docs.iter().map(|(_, j)| mean(j)).collect();
+            let mut pool: Vec<f64> = self.docs.iter().map(|(_, j)| mean(j, summing)).collect();
             pool.sort_by(|a, b| b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal));
             self.pool = Some(pool);
         }
@@ -75,11 +121,20 @@ pub struct JudgmentStore {
     queries: HashMap<String, Query>,
     entries: usize,
     stamp: u64,
+    summing: PythonSum,
 }
 
 impl JudgmentStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A table whose means are summed as the given Python version's `sum` does.
+    pub fn with_summing(summing: PythonSum) -> Self {
+        JudgmentStore {
+            summing,
+            ..Self::default()
+        }
     }
 
     /// Record a judgment; false when it changes nothing (the same grade and time again). The
@@ -178,20 +233,21 @@ impl JudgmentStore {
 
     /// The judged grade of each judged doc of `query_id` (`None`: the query has none).
     pub fn grades(&mut self, query_id: &str) -> Option<&HashMap<String, f64>> {
-        self.queries.get_mut(query_id).map(Query::means)
+        let summing = self.summing;
+        self.queries.get_mut(query_id).map(|q| q.means(summing))
     }
 
     /// The judged grade of one doc (`None`: not judged).
     pub fn grade(&self, query_id: &str, doc_id: &str) -> Option<f64> {
         let query = self.queries.get(query_id)?;
         let at = *query.index.get(doc_id)?;
-        Some(mean(&query.docs[at].1))
+        Some(mean(&query.docs[at].1, self.summing))
     }
 
     /// The grades of every judged doc of `query_id`, best first (empty when none).
     pub fn pool(&mut self, query_id: &str) -> &[f64] {
         match self.queries.get_mut(query_id) {
-            Some(query) => query.pool(),
+            Some(query) => query.pool(self.summing),
             None => &[],
         }
     }
@@ -199,8 +255,8 @@ impl JudgmentStore {
     /// The means and the pool of `query_id` at once (`None`: the query has no judgment).
     pub fn grades_and_pool(&mut self, query_id: &str) -> Option<(&HashMap<String, f64>, &[f64])> {
         let query = self.queries.get_mut(query_id)?;
-        query.pool();
-        query.means();
+        query.pool(self.summing);
+        query.means(self.summing);
         Some((query.means.as_ref()?, query.pool.as_deref()?))
     }
 
@@ -250,6 +306,28 @@ mod tests {
         assert!(s.apply("q", "d", "alice", 5, 0.0, true));
         assert_eq!(s.grade("q", "d"), Some(0.5));
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn python_sums() {
+        let tenths = || std::iter::repeat_n(0.1, 10);
+        // CPython 3.11: 0.9999999999999999; 3.12 and later: 1.0 (its documented example)
+        assert_eq!(PythonSum::Plain.sum(tenths()), 0.9999999999999999);
+        assert_eq!(PythonSum::Compensated.sum(tenths()), 1.0);
+        let big = || [1e100, 1.0, -1e100].into_iter();
+        assert_eq!(PythonSum::Plain.sum(big()), 0.0);
+        assert_eq!(PythonSum::Compensated.sum(big()), 1.0);
+        for summing in [PythonSum::Plain, PythonSum::Compensated] {
+            // the int start: sum([-0.0]) is 0.0, and sum([]) is 0
+            assert!(summing.sum([-0.0].into_iter()).is_sign_positive());
+            assert_eq!(summing.sum(std::iter::empty()), 0.0);
+            assert_eq!(summing.sum([-1.0, -2.0].into_iter()), -3.0);
+        }
+        let mut s = JudgmentStore::with_summing(PythonSum::Compensated);
+        for (judge, grade) in [("a", 1e100), ("b", 1.0), ("c", -1e100)] {
+            s.apply("q", "d", judge, 1, grade, false);
+        }
+        assert_eq!(s.grade("q", "d"), Some(1.0 / 3.0));
     }
 
     #[test]

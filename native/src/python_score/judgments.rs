@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::judgment_rules::{Identity, JudgmentFields, JudgmentRules};
-use crate::judgments::JudgesOf;
+use crate::judgments::{JudgesOf, PythonSum};
 
 /// The judgment table with its rules (`JudgmentRules` around a `JudgmentStore`).
 #[pyclass(name = "JudgmentTable", module = "streameval._native")]
@@ -18,9 +18,16 @@ pub(super) struct PyJudgmentTable {
 #[pymethods]
 impl PyJudgmentTable {
     #[new]
-    fn new(max_judgment_ids: usize) -> Self {
+    /// The judges' means are summed as the running interpreter's `sum` does (compensated from
+    /// CPython 3.12 on), so that they equal the Python table's in the same process.
+    fn new(py: Python<'_>, max_judgment_ids: usize) -> Self {
+        let summing = if py.version_info() >= (3, 12) {
+            PythonSum::Compensated
+        } else {
+            PythonSum::Plain
+        };
         PyJudgmentTable {
-            rules: JudgmentRules::new(max_judgment_ids),
+            rules: JudgmentRules::new(max_judgment_ids, summing),
         }
     }
 
