@@ -182,8 +182,8 @@ def main() -> int:
                 baseline_name="pytrec_eval",
                 target=Target(NATIVE_TARGET),
                 note=f"GradeBatch.score (lists in Rust memory) vs RelevanceEvaluator.evaluate, "
-                f"same lists, NDCG equal to Scorer's bit for bit; reading the Python lists in "
-                f"the call (score_batch): {rows[5].rate / rows[0].rate:.2f}",
+                f"same lists, NDCG equal to Scorer's (checked before timing); reading the "
+                f"Python lists in the call (score_batch): {rows[5].rate / rows[0].rate:.2f}",
             )
         )
     write_json(
