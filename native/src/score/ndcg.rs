@@ -44,25 +44,31 @@ fn top_positive(pool: &[f64], kmax: usize, top: &mut Vec<f64>) {
     if pool.len() > DISTINCT_POOL_LIMIT {
         return top_by_selection(pool, kmax, top);
     }
-    // grades take few distinct values: count each distinct positive value (up to
-    // DISTINCT_LIMIT of them), then write the best kmax out, descending
+    // grades take few distinct values: count each distinct value (up to DISTINCT_LIMIT of
+    // them, the non-positive ones too), then write the best kmax positive ones out,
+    // descending. The count is branch-free per value: grades come in no predictable order.
     let mut values = [0.0f64; DISTINCT_LIMIT];
     let mut counts = [0usize; DISTINCT_LIMIT];
     let mut distinct = 0;
-    for &g in pool.iter().filter(|&&g| g > 0.0) {
-        match values[..distinct].iter().position(|&v| v == g) {
-            Some(at) => counts[at] += 1,
-            None if distinct < DISTINCT_LIMIT => {
-                values[distinct] = g;
-                counts[distinct] = 1;
-                distinct += 1;
+    for &g in pool {
+        let mut found = false;
+        for (v, c) in values[..distinct].iter().zip(&mut counts[..distinct]) {
+            let same = *v == g;
+            *c += usize::from(same);
+            found |= same;
+        }
+        if !found {
+            if distinct == DISTINCT_LIMIT {
+                return top_by_selection(pool, kmax, top);
             }
-            None => return top_by_selection(pool, kmax, top),
+            values[distinct] = g;
+            counts[distinct] = 1;
+            distinct += 1;
         }
     }
     let mut order: [usize; DISTINCT_LIMIT] = std::array::from_fn(|i| i);
     order[..distinct].sort_unstable_by(|&a, &b| descending(&values[a], &values[b]));
-    for &at in &order[..distinct] {
+    for &at in order[..distinct].iter().filter(|&&at| values[at] > 0.0) {
         let room = kmax - top.len();
         if room == 0 {
             break;
@@ -214,6 +220,29 @@ mod tests {
         assert_eq!(r.dcg, vec![1.0, 4.0]);
         assert_eq!(r.idcg, vec![7.0, 10.0]);
         assert_eq!(r.ndcg, Some(vec![1.0 / 7.0, 0.4]));
+    }
+
+    #[test]
+    fn ideal_top_by_counting_and_by_selection() {
+        // Python's way: sort descending, cut at max k, keep the positive values
+        let reference = |pool: &[f64], kmax: usize| -> Vec<f64> {
+            let mut sorted = pool.to_vec();
+            sorted.sort_by(|a, b| b.partial_cmp(a).unwrap());
+            sorted.into_iter().take(kmax).filter(|&g| g > 0.0).collect()
+        };
+        let pools: [Vec<f64>; 4] = [
+            vec![1.0, -1.0, 0.0, -0.0, 3.0, 1.0, 2.0, 3.0, 0.5], // few distinct: counted
+            (0..40).map(|i| f64::from(i % 17) - 5.0).collect(),  // many: selected
+            vec![-2.0, -1.0, 0.0],                               // no positive value
+            vec![2.0; 30],
+        ];
+        for pool in &pools {
+            for kmax in [1, 3, 10, 100] {
+                let mut top = Vec::new();
+                top_positive(pool, kmax, &mut top);
+                assert_eq!(top, reference(pool, kmax), "{pool:?} at {kmax}");
+            }
+        }
     }
 
     #[test]
