@@ -12,8 +12,16 @@ log2 discount, the judged docs of the query as ideal: trec_eval's ndcg_cut). Row
 * ``streameval``: ``Scorer.score(grades, pool)`` per list, grades already in rank order.
 * ``streameval+join``: also ``grades_in_rank_order(doc_ids, qrels)`` per list, i.e. starting
   from the same doc-id input pytrec_eval gets.
+* ``scoring.native``: the native batch scorer (``streameval._native.GradeBatch.score``, Rust,
+  the GIL released while it computes) over the same lists, read into Rust memory once before
+  timing, as pytrec_eval's evaluator holds its qrels: NDCG@k per list as tuples (None where the
+  ideal DCG is 0), as the native engine would hand them out (issue 32's target: >= 10x).
+* ``scoring.native+read``: ``streameval._native.score_batch(lists)``, the same with the Python
+  lists read in every call (3M Python ints per 100k lists).
 
-Before timing, every NDCG of both is compared (max abs difference printed; must be < 1e-9).
+Before timing, every NDCG of both is compared (max abs difference printed; must be < 1e-9), and
+the native NDCGs must equal the Python Scorer's bit for bit. Without the native module the
+native rows are left out (with a notice).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import gc
 import random
 import sys
+from collections.abc import Callable
 
 import pytrec_eval
 from _common import (
@@ -33,11 +42,14 @@ from _common import (
     write_json,
 )
 
+from streameval import native
 from streameval.score import MetricSpec, Scorer, grades_in_rank_order
 
 KS = (1, 3, 5, 10)
 #: lists/s of Scorer.score over lists/s of pytrec_eval's evaluate (issue 6)
 TARGET = 2.0
+#: lists/s of the native batch scorer over pytrec_eval's (issue 32)
+NATIVE_TARGET = 10.0
 MEASURE = "ndcg_cut." + ",".join(map(str, KS))
 DOC_IDS = [f"d{i}" for i in range(50)]
 
@@ -91,6 +103,25 @@ def main() -> int:
         print("MISMATCH: the two implementations disagree", file=sys.stderr)
         return 1
 
+    contenders: list[tuple[str, Callable[[], object]]] = []
+    if native.available():
+        from streameval import _native
+
+        batch = _native.GradeBatch(lists)
+        native_ndcg = batch.score(ks=list(KS), ndcg_only=True)
+        if native_ndcg != [s.ndcg if s.ndcg[0] is not None else None for s in ours]:
+            print("MISMATCH: the native scorer disagrees with Scorer", file=sys.stderr)
+            return 1
+        contenders = [
+            ("scoring.native", lambda: batch.score(ks=list(KS), ndcg_only=True)),
+            (
+                "scoring.native+read",
+                lambda: _native.score_batch(lists, ks=list(KS), ndcg_only=True),
+            ),
+        ]
+    else:
+        print(f"native rows left out: {native.unavailable_reason()}")
+
     def streameval_score() -> object:
         return [score(g, g) for g in lists]
 
@@ -114,6 +145,7 @@ def main() -> int:
             ("pytrec_eval+build", pytrec_build),
             ("streameval", streameval_score),
             ("streameval+join", streameval_join),
+            *contenders,
         ],
         items=n,
         repeats=r,
@@ -134,11 +166,31 @@ def main() -> int:
         f"ks={KS}, median of {r} ({args.timer} time); with the doc-id join: "
         f"{rows[3].rate / rows[0].rate:.2f}",
     )
+    results = [result]
+    if contenders:
+        print(
+            f"native / pytrec_eval = {rows[4].rate / rows[0].rate:.2f} "
+            f"(target >= {NATIVE_TARGET:g}); reading the Python lists too: "
+            f"{rows[5].rate / rows[0].rate:.2f}"
+        )
+        results.append(
+            Result(
+                "scoring.native",
+                rows[4].rate,
+                "lists/s",
+                baseline=rows[0].rate,
+                baseline_name="pytrec_eval",
+                target=Target(NATIVE_TARGET),
+                note=f"GradeBatch.score (lists in Rust memory) vs RelevanceEvaluator.evaluate, "
+                f"same lists, NDCG equal to Scorer's (checked before timing); reading the "
+                f"Python lists in the call (score_batch): {rows[5].rate / rows[0].rate:.2f}",
+            )
+        )
     write_json(
         args.json,
         {
             "benchmark": "scoring",
-            "results": [result.as_dict()],
+            "results": [r.as_dict() for r in results],
             "lists": n,
             "repeats": r,
             "timer": args.timer,

@@ -1,14 +1,18 @@
 //! The native engine of streameval (DESIGN §13, issue 32). This first slice is the decoder of
 //! native JSON events (`decode`), with its own pieces (`event_time`, `normalize`, `bounds`), and
 //! the Python binding (`python`, feature `python`): the extension module `streameval._native`.
+//! Then scoring, every metric variant (`score`), and the judgment table with its rules
+//! (`judgments`, `judgment_rules`), bound by `python_score`.
 //! The Python engine stays the engine that runs; this crate is checked against it by the
-//! differential test `tests/unit/test_native_decode.py`.
+//! differential tests `tests/unit/test_native_decode.py` and `test_native_score.py`.
 
 #![forbid(unsafe_code)]
 
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod judgment_rules;
+pub mod judgments;
 pub mod mapped;
 pub mod mapped_config;
 pub mod mapped_fields;
@@ -17,6 +21,7 @@ pub mod normalize;
 pub mod pointer;
 pub mod pyvalue;
 pub mod query_sums;
+pub mod score;
 pub mod scored;
 pub mod tables;
 pub mod ubi;
@@ -30,5 +35,7 @@ mod python;
 mod python_formats;
 #[cfg(feature = "python")]
 mod python_query_sums;
+#[cfg(feature = "python")]
+mod python_score;
 #[cfg(feature = "python")]
 mod python_windows;

@@ -81,5 +81,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
     crate::python_formats::register(m)?;
     crate::python_windows::register(m)?;
+    crate::python_score::register(m)?;
     Ok(())
 }
