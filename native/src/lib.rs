@@ -9,8 +9,10 @@
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod join;
 pub mod normalize;
 pub mod tables;
+pub mod watermark;
 
 #[cfg(feature = "python")]
 mod python;
