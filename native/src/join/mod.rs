@@ -5,8 +5,13 @@
 //! future-skew check, the watermark and the joiner as the Python pipeline does (`core`).
 
 pub mod closed_ids;
+pub mod core;
 pub mod deadlines;
+pub mod grades;
+pub mod joiner;
 pub mod key;
+pub mod open_list;
+pub mod packed;
 pub mod pending;
 pub mod segments;
 
