@@ -87,6 +87,18 @@ impl WatermarkTracker {
         self.dirty = true;
     }
 
+    /// The source is no longer read here (a revoked partition).
+    pub fn forget(&mut self, source: &str) {
+        if let Some(&i) = self.index.get(source) {
+            self.sources[i] = Source {
+                registered: false,
+                newest: None,
+                idle: false,
+            };
+        }
+        self.dirty = true;
+    }
+
     /// Every source read here is idle: nothing read here can move the watermark until one of
     /// them speaks again (false with no source at all).
     pub fn all_idle(&self) -> bool {
@@ -159,6 +171,7 @@ mod tests {
         Observe(&'static str, i64, Option<i64>, Option<i64>),
         Idle(&'static str, bool),
         Advance(i64),
+        Forget(&'static str),
         Watermark(Option<i64>),
         AllIdle(bool),
     }
@@ -174,6 +187,7 @@ mod tests {
                 }
                 Idle(s, idle) => t.set_idle(s, idle),
                 Advance(w) => t.advance_to(w),
+                Forget(s) => t.forget(s),
                 Watermark(w) => assert_eq!(t.watermark(), w, "step {n}"),
                 AllIdle(b) => assert_eq!(t.all_idle(), b, "step {n}"),
             }
@@ -232,6 +246,25 @@ mod tests {
                 Watermark(Some(1000)),
                 Advance(10),
                 Watermark(Some(1000)),
+            ],
+        );
+    }
+
+    #[test]
+    fn a_forgotten_source_holds_nothing_back_until_it_speaks_again() {
+        run(
+            0,
+            &[
+                Observe("a", 100, None, Some(100)),
+                Observe("b", 500, Some(100), Some(100)),
+                Idle("a", true),
+                Forget("a"),
+                Watermark(Some(500)),
+                Observe("b", 600, Some(500), Some(600)),
+                // back with older data: it holds the watermark, which does not move back
+                Observe("a", 200, Some(600), Some(600)),
+                Observe("b", 900, Some(600), Some(600)),
+                Observe("a", 700, Some(600), Some(700)),
             ],
         );
     }

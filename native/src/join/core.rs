@@ -209,6 +209,11 @@ impl Core {
         self.tracker.register(source);
     }
 
+    /// The source is no longer read here (a revoked partition): it holds nothing back.
+    pub fn forget_source(&mut self, source: &str) {
+        self.tracker.forget(source);
+    }
+
     /// A source caught up with its end (or exhausted) no longer holds the watermark back.
     pub fn set_idle(&mut self, source: &str, idle: bool) {
         self.tracker.set_idle(source, idle);
