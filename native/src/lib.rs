@@ -16,3 +16,5 @@ pub mod watermark;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+pub mod python_join;

@@ -70,5 +70,6 @@ fn decode_native<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_native, m)?)?;
     m.add("UNICODE_VERSION", crate::tables::UNICODE_VERSION)?;
+    crate::python_join::register(m)?;
     Ok(())
 }
