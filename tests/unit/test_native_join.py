@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from benchmarks._common import sim_lines
 from streameval import native
-from streameval.config import EvaluationSettings
+from streameval.config import DwellGrade, EvaluationSettings
 from streameval.events.decode import Invalid, decode_native, dedup_key
 from streameval.events.models import Impression, Judgment
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
@@ -439,3 +439,28 @@ def test_a_hand_made_log_golden() -> None:
     assert [n[:2] for n in notes] == [("resolved", "accepted"), ("final", "r1")]
     assert notes[1][7] == (("b", 1.0),) and notes[1][10] == 2  # grade 1.0, first click at rank 2
     assert notes[1][8] == ("c1",) and notes[1][14] == "i"
+
+
+def test_signed_zero_grades_alike() -> None:
+    """Python's ``max`` keeps the first of equal floats: a ``hover`` graded ``-0.0`` with a dwell
+    grade ``0.0`` stays ``-0.0`` (by its bits), on both joins."""
+    s = EvaluationSettings(
+        implicit_grades={"hover": -0.0}, dwell_grade=DwellGrade(min_ms=0, grade=0.0)
+    )
+    imp = b'{"type":"impression","request_id":"r","timestamp":%d,"query_id":"q","results":["a"]}'
+    hover = (
+        b'{"type":"click","request_id":"r","timestamp":%d,"doc_id":"a","action":"hover",'
+        b'"dwell_ms":5}'
+    )
+    log: list[Step] = [
+        ("offer", imp % T0, "i", -1, False, True),
+        ("offer", hover % (T0 + 1), "i", -1, False, True),
+        ("finish",),
+    ]
+    assert run_both(s, log) == 1
+    core = native.join_core(s)
+    for step in log[:2]:
+        core.offer(step[1], "i")
+    core.finish()
+    ((_, doc, grade),) = [(n[0], *n[7][0]) for n in core.drain_finalized()]  # type: ignore[index]
+    assert (doc, math.copysign(1.0, grade)) == ("a", -1.0)
