@@ -200,8 +200,10 @@ impl OpenList {
             return false;
         }
         inter.keys.insert(key.clone());
-        let doc = match listed {
-            Some(i) => DocRef::Listed(i as u16),
+        // (a list holds at most MAX_RESULTS = 1000 docs: a position fits 16 bits; past them a
+        // doc would be named by its string, the same doc always the same way)
+        let doc = match listed.and_then(|i| u16::try_from(i).ok()) {
+            Some(i) => DocRef::Listed(i),
             None => DocRef::Unlisted(click.doc_id.as_str().into()),
         };
         match inter.grades.iter_mut().find(|(d, _)| *d == doc) {
