@@ -9,6 +9,8 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
 * ``decode``   ``decode.mapped``: a team's own JSON shape through its mapping ÷ native decode per
   record (target ≤ 1.5); ``decode.avro``: the same shape as Confluent wire-format Avro
 * ``memory``   bytes per open 10-result list (target ≤ 1 KB), peak RSS with 100k open lists
+* ``join_memory``  bytes per open 10-result list held by the native join, whole process
+  (target ≤ 256 B, issue 32), beside the Python pipeline's (no row without the native module)
 * ``soak``     RSS drift over a long replay after warm-up (target ≤ 5 %)
 * ``daemon``   ``streameval run`` through a real broker ÷ a bare KafkaConsumer (target ≥ 0.75)
 * ``rebuild``  records/s rebuilding after a kill ÷ the first run (target ≥ 0.9; with daemon)
@@ -51,6 +53,7 @@ SCRIPTS = {
     "replay": "bench_replay.py",
     "decode": "bench_decode.py",
     "memory": "bench_memory.py",
+    "join_memory": "bench_join_memory.py",
     "soak": "bench_soak.py",
     "daemon": "bench_daemon.py",
     "rebuild": "bench_daemon.py",

@@ -13,8 +13,13 @@ is the default) but not built.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-__all__ = ["available", "decode_native", "unavailable_reason"]
+if TYPE_CHECKING:
+    from streameval._native import JoinCore
+    from streameval.config import EvaluationSettings
+
+__all__ = ["available", "decode_native", "join_core", "unavailable_reason"]
 
 
 def _load() -> tuple[ModuleType | None, str | None]:
@@ -51,3 +56,27 @@ def decode_native(raw: bytes, max_bytes: int) -> tuple[object, ...]:
         raise RuntimeError(_REASON)
     result: tuple[object, ...] = _MODULE.decode_native(raw, max_bytes)
     return result
+
+
+def join_core(settings: EvaluationSettings) -> JoinCore:
+    """The native join (native/src/join/, docs/native.md "The join") built from the evaluation
+    settings it reads: records in by ``offer``, finalized and evicted lists out by
+    ``drain_finalized``, as the Python pipeline's join. ``RuntimeError`` when the native engine
+    is not built."""
+    if _MODULE is None:
+        raise RuntimeError(_REASON)
+    core: JoinCore = _MODULE.JoinCore(
+        attribution_window=settings.attribution_window,
+        allowed_lateness=settings.allowed_lateness,
+        max_open_lists=settings.max_open_lists,
+        max_pending_clicks=settings.max_pending_clicks,
+        segment_labels=list(settings.segment_labels),
+        max_segments=settings.max_segments,
+        implicit_grades=dict(settings.implicit_grades),
+        dwell_min_ms=settings.dwell_grade.min_ms,
+        dwell_grade=settings.dwell_grade.grade,
+        max_record_bytes=settings.max_record_bytes,
+        max_future_skew=settings.max_future_skew,
+        bucket=settings.bucket,
+    )
+    return core

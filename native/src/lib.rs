@@ -11,6 +11,7 @@
 pub mod bounds;
 pub mod decode;
 pub mod event_time;
+pub mod join;
 pub mod judgment_rules;
 pub mod judgments;
 pub mod mapped;
@@ -27,12 +28,15 @@ pub mod tables;
 pub mod ubi;
 pub mod ubi_event;
 pub mod ubi_models;
+pub mod watermark;
 pub mod windows;
 
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
 mod python_formats;
+#[cfg(feature = "python")]
+mod python_join;
 #[cfg(feature = "python")]
 mod python_query_sums;
 #[cfg(feature = "python")]

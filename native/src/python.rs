@@ -82,5 +82,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_formats::register(m)?;
     crate::python_windows::register(m)?;
     crate::python_score::register(m)?;
+    crate::python_join::register(m)?;
     Ok(())
 }
