@@ -1,6 +1,5 @@
 """Types of the extension module built from native/ (src/python.rs); see streameval.native."""
 
-from collections.abc import Iterable
 from collections.abc import Iterable, Mapping, Sequence
 
 UNICODE_VERSION: str
