@@ -10,6 +10,7 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod normalize;
+pub mod printable;
 pub mod tables;
 
 #[cfg(feature = "python")]
