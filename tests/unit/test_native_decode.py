@@ -1,14 +1,16 @@
 """The native decoder (native/src/decode.rs, ``streameval._native``) against the Python one
 (``streameval.events.decode.decode_native``), the reference: for every record, the same event
-(every field equal) or the same invalid ``reason``.
+(every field equal) or the same invalid ``reason`` and ``detail`` (character for character).
 
 Records: hypothesis-generated valid events of the three types, their mutations (wrong types,
 missing fields, bad timestamps, huge values, nested junk, unicode in queries), byte-level damage
 (non-UTF-8, non-JSON, truncation, a byte order mark, deep nesting), and every line of a
 simulator log (``streameval.sim.traffic``, the records of ``streameval simulate``, noise on).
 
-The details of invalid records are compared only where the native decoder promises pydantic's
-wording (:data:`SAME_DETAIL`); elsewhere they may differ (docs/native.md lists how).
+The details are pydantic's wording: the first error of the model's fields in order, its
+location, ``(+n more)`` counting every error (a result item that fails counts one per member of
+its union), the Python ``repr`` of an unknown ``type``, and the characters ``str.isprintable``
+refuses escaped. Golden details, derived by hand from those rules: :data:`GOLDEN_DETAILS`.
 
 Without the extension module the tests skip, except in CI (``CI=true``), where a native engine
 that was not built is a failure.
@@ -66,8 +68,8 @@ def _same(a: object, b: object) -> bool:
 def assert_agree(raw: bytes, max_bytes: int = MAX_BYTES) -> tuple[object, ...]:
     want = python_answer(raw, max_bytes)
     got = native.decode_native(raw, max_bytes)
-    if len(want) == 2:  # invalid: the reason must agree
-        assert len(got) == 2 and got[0] == want[0], (raw, want, got)
+    if len(want) == 2:  # invalid: the reason and the detail must agree
+        assert got == want, (raw, want, got)
     else:
         assert len(got) == len(want), (raw, want, got)
         assert all(_same(w, g) for w, g in zip(want, got, strict=True)), (raw, want, got)
@@ -386,7 +388,7 @@ def test_simulator_log_agrees() -> None:
     assert {"impression", "click", "judgment"} <= kinds
 
 
-# --- golden cases: the details the native decoder words as pydantic does ----------------------
+# --- golden cases: details of each kind of error ----------------------------------------------
 
 SAME_DETAIL = [
     b"x" * 5000,
@@ -420,6 +422,54 @@ def test_detail_agrees(raw: bytes) -> None:
     want = python_answer(raw)
     assert len(want) == 2  # every golden case is invalid
     assert native.decode_native(raw, MAX_BYTES) == want
+
+
+_ITEM = "impression.results.0"
+_RESULTS_HEAD = '{"type":"impression","request_id":"r","timestamp":1,"results":'
+
+#: (record, detail), the detail derived by hand from pydantic's rules (see the module docstring)
+GOLDEN_DETAILS = [
+    # an unknown type: str() of the Python value, cut to 40 characters, then its repr
+    ('{"type":[1.5,null,true]}', "unknown type '[1.5, None, True]'"),
+    ('{"type":{"a":1,"b":"x","a":2}}', "unknown type \"{'a': 2, 'b': 'x'}\""),
+    ('{"type":1e16}', "unknown type '1e+16'"),
+    ('{"type":0.00001}', "unknown type '1e-05'"),
+    ('{"type":"it\'s"}', 'unknown type "it\'s"'),
+    ('{"type":["' + "y" * 47 + '"]}', "unknown type \"['" + "y" * 35 + '..."'),
+    # non-printable characters (not only control ones) escaped as unicode_escape writes them
+    (
+        '{"type":"\\u00ad\\u200b\\u2028\\ud834\\udd73"}',
+        "unknown type '\\\\xad\\\\u200b\\\\u2028\\\\U0001d173'",
+    ),
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"\\u2028":5}}',
+        "impression.labels.\\u2028: Input should be a valid string",
+    ),
+    # a failing result item: one error per member of its union (string, ResultItem, SolrDoc),
+    # then too_short when no item passed
+    (
+        _RESULTS_HEAD + "[5]}",
+        f"{_ITEM}.constrained-str: Input should be a valid string (+3 more)",
+    ),
+    (
+        _RESULTS_HEAD + '[{"doc_id":"","score":"x"},"a"]}',
+        f"{_ITEM}.constrained-str: Input should be a valid string (+4 more)",
+    ),
+    (
+        _RESULTS_HEAD + '[""]}',
+        f"{_ITEM}.constrained-str: String should have at least 1 character (+3 more)",
+    ),
+    (
+        _RESULTS_HEAD + "[5" + ',"a"' * 1001 + "]}",
+        "impression.results: Tuple should have at most 1000 items after validation, not 1002",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "detail"), GOLDEN_DETAILS, ids=lambda x: str(x)[:40])
+def test_golden_details(raw: str, detail: str) -> None:
+    assert native.decode_native(raw.encode(), 1_048_576)[1] == detail
+    assert python_answer(raw.encode(), 1_048_576)[1] == detail
 
 
 def test_valid_golden_fields() -> None:
