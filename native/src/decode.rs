@@ -1,8 +1,10 @@
 //! One record (bytes) -> a native event or an invalid reason, as `decode_native` of
 //! `streameval/events/decode.py` answers it (DESIGN §2): the same JSON parser as pydantic-core
 //! (jiter: the same errors, nesting limit, big integers, last duplicate key wins), the same field
-//! rules, bounds and normalization, and the same invalid `reason` for every input. The `detail`
-//! follows pydantic's wording for the common errors (first error, `(+n more)`), not for all.
+//! rules, bounds and normalization, and the same invalid `reason` and `detail` for every input:
+//! pydantic's first error with its location, `(+n more)` counting every error pydantic-core
+//! reports (a failing result item: one per member of its union), Python's `repr` of an unknown
+//! `type`, and the characters `str.isprintable` refuses escaped (`printable.rs`).
 
 use std::borrow::Cow;
 
