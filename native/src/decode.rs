@@ -621,6 +621,9 @@ fn results(fields: &Fields, errors: &mut Errors) -> Option<Results> {
     Some((doc_ids, teams))
 }
 
+/// `labels`: pydantic-core's dict of at most MAX_LABELS pairs. A pair is kept only when its key
+/// and its value pass (a duplicate key keeps its first place and takes the last value); once
+/// more than MAX_LABELS were kept, the one error is the length (the pairs' errors dropped).
 fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>> {
     let object = match fields.present("labels") {
         None => return Some(Vec::new()),
@@ -631,24 +634,26 @@ fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>>
         }
     };
     let mut out: Vec<(String, String)> = Vec::new();
-    let mut ok = true;
+    let mut pair_errs: Vec<(String, String)> = Vec::new();
     for (key, value) in object.iter() {
-        if let Err(m) = bounded_str(&JsonValue::Str(Cow::Borrowed(key)), 1, MAX_LABEL_KEY_CHARS) {
-            errors.add(&format!("labels.{key}.[key]"), m);
-            ok = false;
-        }
+        let key_ok = match bounded_str(&JsonValue::Str(Cow::Borrowed(key)), 1, MAX_LABEL_KEY_CHARS)
+        {
+            Ok(_) => true,
+            Err(m) => {
+                pair_errs.push((format!("labels.{key}.[key]"), m));
+                false
+            }
+        };
         match bounded_str(value, 0, MAX_LABEL_VALUE_CHARS) {
-            Ok(v) => {
+            Ok(v) if key_ok => {
                 if let Some(slot) = out.iter_mut().find(|(k, _)| k == key) {
                     slot.1 = v;
                 } else {
                     out.push((key.to_string(), v));
                 }
             }
-            Err(m) => {
-                errors.add(&format!("labels.{key}"), m);
-                ok = false;
-            }
+            Ok(_) => {}
+            Err(m) => pair_errs.push((format!("labels.{key}"), m)),
         }
         if out.len() > MAX_LABELS {
             errors.add(
@@ -660,7 +665,13 @@ fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>>
             return None;
         }
     }
-    ok.then_some(out)
+    if pair_errs.is_empty() {
+        return Some(out);
+    }
+    for (loc, msg) in pair_errs {
+        errors.add(&loc, msg);
+    }
+    None
 }
 
 /// `query_id_from` of models.py: the normalized query, bounded.
@@ -1047,6 +1058,18 @@ mod tests {
         assert_eq!(
             detail(with(&many).as_bytes()),
             "impression.results: Tuple should have at most 1000 items after validation, not 1002"
+        );
+        // labels: a pair with a bad key is not kept (33 pairs, 32 kept: no length error); over
+        // 32 kept, the length is the one error
+        let pairs: String = (0..32).map(|i| format!(r#","k{i}":"v""#)).collect();
+        let labels = |extra: &str| format!(r#"{head}["a"],"labels":{{"":"v"{pairs}{extra}}}}}"#);
+        assert_eq!(
+            detail(labels("").as_bytes()),
+            "impression.labels..[key]: String should have at least 1 character"
+        );
+        assert_eq!(
+            detail(labels(r#","k32":"v""#).as_bytes()),
+            "impression.labels: Dictionary should have at most 32 items after validation, not more"
         );
         assert_eq!(str_as_float("1_e5"), Some(1e5));
         assert_eq!(str_as_float(" 1_0"), None);

@@ -167,6 +167,10 @@ def _impression() -> st.SearchStrategy[dict[str, Any]]:
             "query_id": _IDS | st.none(),
             "labels": st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=4)
             | st.just({f"k{i}": "v" for i in range(33)})
+            # around the cap, some pairs failing (they count only when key and value pass)
+            | st.dictionaries(
+                st.text(max_size=3), st.text(max_size=3) | _JUNK, min_size=30, max_size=36
+            )
             | st.none(),
             "event_id": _IDS | st.none(),
         },
@@ -405,6 +409,7 @@ def test_detail_agrees(raw: bytes) -> None:
 
 _ITEM = "impression.results.0"
 _RESULTS_HEAD = '{"type":"impression","request_id":"r","timestamp":1,"results":'
+_PAIRS_32 = ",".join(f'"k{i}":"v"' for i in range(32))
 
 #: (record, detail), the detail derived by hand from pydantic's rules (see the module docstring)
 GOLDEN_DETAILS = [
@@ -437,6 +442,16 @@ GOLDEN_DETAILS = [
     (
         _RESULTS_HEAD + '[""]}',
         f"{_ITEM}.constrained-str: String should have at least 1 character (+3 more)",
+    ),
+    # labels: a pair counts toward the cap of 32 only when its key and value pass; over the cap,
+    # the length is the one error
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"":"v",' + _PAIRS_32 + "}}",
+        "impression.labels..[key]: String should have at least 1 character",
+    ),
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"":"v",' + _PAIRS_32 + ',"k32":"v"}}',
+        "impression.labels: Dictionary should have at most 32 items after validation, not more",
     ),
     (
         _RESULTS_HEAD + "[5" + ',"a"' * 1001 + "]}",
