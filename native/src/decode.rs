@@ -176,10 +176,11 @@ fn push_py_repr_float(f: f64, out: &mut String) {
             out.push_str(&digits[point as usize..]);
         }
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
+        let (first, rest) = digits.split_at(digits.len().min(1));
+        out.push_str(first);
+        if !rest.is_empty() {
             out.push('.');
-            out.push_str(&digits[1..]);
+            out.push_str(rest);
         }
         let sign = if exp < 0 { '-' } else { '+' };
         out.push_str(&format!("e{sign}{:02}", exp.unsigned_abs()));
