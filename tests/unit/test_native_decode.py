@@ -173,6 +173,9 @@ def _impression() -> st.SearchStrategy[dict[str, Any]]:
             )
             | st.none(),
             "event_id": _IDS | st.none(),
+            # not inputs: the decoders fill teams from the items, whatever these say
+            "teams": _JUNK,
+            "\x00teams": _JUNK,
         },
     )
 
