@@ -12,14 +12,25 @@ is the default) but not built.
 
 from __future__ import annotations
 
+import math
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from streameval.events.decode import Invalid
+from streameval.events.decode import decode_native as python_decode_native
 
 if TYPE_CHECKING:
     from streameval._native import JoinCore
     from streameval.config import EvaluationSettings
 
-__all__ = ["available", "decode_native", "join_core", "unavailable_reason"]
+__all__ = [
+    "available",
+    "decode_native",
+    "join_core",
+    "reference_answer",
+    "same_answer",
+    "unavailable_reason",
+]
 
 
 def _load() -> tuple[ModuleType | None, str | None]:
@@ -80,3 +91,26 @@ def join_core(settings: EvaluationSettings) -> JoinCore:
         bucket=settings.bucket,
     )
     return core
+
+
+def reference_answer(raw: bytes, max_bytes: int) -> tuple[object, ...]:
+    """The Python decoder's answer to ``raw`` (:func:`streameval.events.decode.decode_native`,
+    the reference) in the shape of :func:`decode_native`'s, which the differential test and the
+    fuzzing harness compare it with: ``(reason, detail)`` or the event's fields in its model's
+    field order."""
+    event = python_decode_native(raw, max_bytes)
+    if isinstance(event, Invalid):
+        return (event.reason, event.detail)
+    return tuple(getattr(event, name) for name in type(event).model_fields)
+
+
+def same_answer(want: tuple[object, ...], got: tuple[object, ...]) -> bool:
+    """Whether two answers of the decoders are the same: as many fields, each equal and of the
+    same type (the int ``1`` is not the float ``1.0``; NaN equals NaN)."""
+    return len(want) == len(got) and all(map(_same_field, want, got))
+
+
+def _same_field(want: object, got: object) -> bool:
+    if isinstance(want, float) and isinstance(got, float):
+        return want == got or (math.isnan(want) and math.isnan(got))
+    return type(want) is type(got) and want == got

@@ -1,8 +1,10 @@
 //! One record (bytes) -> a native event or an invalid reason, as `decode_native` of
 //! `streameval/events/decode.py` answers it (DESIGN §2): the same JSON parser as pydantic-core
 //! (jiter: the same errors, nesting limit, big integers, last duplicate key wins), the same field
-//! rules, bounds and normalization, and the same invalid `reason` for every input. The `detail`
-//! follows pydantic's wording for the common errors (first error, `(+n more)`), not for all.
+//! rules, bounds and normalization, and the same invalid `reason` and `detail` for every input:
+//! pydantic's first error with its location, `(+n more)` counting every error pydantic-core
+//! reports (a failing result item: one per member of its union), Python's `repr` of an unknown
+//! `type`, and the characters `str.isprintable` refuses escaped (`printable.rs`).
 
 use std::borrow::Cow;
 
@@ -11,8 +13,10 @@ use jiter::{JsonArray, JsonObject, JsonValue};
 use crate::bounds::*;
 use crate::event_time::to_epoch_ms;
 use crate::normalize::normalize_query;
+use crate::printable::is_printable;
 
 pub const MAX_DETAIL_CHARS: usize = 300;
+const MAX_TAG_CHARS: usize = 40;
 pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 pub(crate) const TIME_MESSAGE: &str =
     "timestamp must be an RFC 3339 string (no zone = UTC) or integer \
@@ -73,10 +77,12 @@ pub(crate) fn invalid(reason: &'static str, detail: impl Into<String>) -> Invali
     }
 }
 
-/// `safe_detail` of decode.py: cut to `limit` characters, control characters escaped.
+/// `safe_detail` of decode.py: cut to `limit` characters, then every character Python's
+/// `str.isprintable` refuses escaped as `unicode_escape` writes it (cut again if that made it
+/// longer).
 pub fn safe_detail(text: &str, limit: usize) -> String {
     let cut = |s: &str| -> String {
-        if s.chars().count() > limit {
+        if chars(s) > limit {
             let mut out: String = s.chars().take(limit - 3).collect();
             out.push_str("...");
             out
@@ -85,26 +91,164 @@ pub fn safe_detail(text: &str, limit: usize) -> String {
         }
     };
     let text = cut(text);
-    if text.chars().all(|c| !c.is_control()) {
+    if text.chars().all(is_printable) {
         return text;
     }
-    let escaped: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                match c {
-                    '\t' => "\\t".into(),
-                    '\n' => "\\n".into(),
-                    '\r' => "\\r".into(),
-                    c if (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
-                    c => format!("\\u{:04x}", c as u32),
-                }
-            } else {
-                c.to_string()
-            }
-        })
-        .collect();
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_printable(c) {
+            escaped.push(c);
+        } else {
+            push_escaped(c, &mut escaped);
+        }
+    }
     cut(&escaped)
+}
+
+/// A character Python does not print, as `unicode_escape` (and `repr`) writes it.
+fn push_escaped(c: char, out: &mut String) {
+    use std::fmt::Write;
+    let _ = match c {
+        '\t' => write!(out, "\\t"),
+        '\n' => write!(out, "\\n"),
+        '\r' => write!(out, "\\r"),
+        c if (c as u32) < 0x100 => write!(out, "\\x{:02x}", c as u32),
+        c if (c as u32) < 0x10000 => write!(out, "\\u{:04x}", c as u32),
+        c => write!(out, "\\U{:08x}", c as u32),
+    };
+}
+
+/// Python's `repr` of a string: single quotes unless it holds a single quote and no double one,
+/// the quote and the backslash escaped, the characters `str.isprintable` refuses escaped.
+fn push_py_repr_str(s: &str, out: &mut String) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        if c == quote || c == '\\' {
+            out.push('\\');
+            out.push(c);
+        } else if is_printable(c) {
+            out.push(c);
+        } else {
+            push_escaped(c, out);
+        }
+    }
+    out.push(quote);
+}
+
+/// Python's `repr` of a float: the shortest digits that read back, in fixed notation for a
+/// decimal exponent within -5 < e < 16, else as `d.ddde+XX`.
+fn push_py_repr_float(f: f64, out: &mut String) {
+    if f.is_nan() {
+        out.push_str("nan");
+        return;
+    }
+    if f.is_infinite() {
+        out.push_str(if f > 0.0 { "inf" } else { "-inf" });
+        return;
+    }
+    // Rust's `{:e}` writes the same shortest round-trip digits: `-1.2345e-7`
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    out.push_str(sign);
+    if -5 < exp && exp < 16 {
+        let point = exp + 1; // digits before the decimal point
+        if point <= 0 {
+            out.push_str("0.");
+            out.push_str(&"0".repeat(point.unsigned_abs() as usize));
+            out.push_str(&digits);
+        } else if point as usize >= digits.len() {
+            out.push_str(&digits);
+            out.push_str(&"0".repeat(point as usize - digits.len()));
+            out.push_str(".0");
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    } else {
+        let (first, rest) = digits.split_at(digits.len().min(1));
+        out.push_str(first);
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        let sign = if exp < 0 { '-' } else { '+' };
+        out.push_str(&format!("e{sign}{:02}", exp.unsigned_abs()));
+    }
+}
+
+/// `str()` of the Python value pydantic-core makes of a JSON value. Stops once `out` holds more
+/// than `budget` bytes (only the first characters are shown).
+fn push_py_str(value: &JsonValue, out: &mut String, budget: usize) {
+    match value {
+        JsonValue::Str(s) => out.push_str(s),
+        other => push_py_repr(other, out, budget),
+    }
+}
+
+/// `repr()` of that Python value (a dict keeps a duplicate key at its first position, with its
+/// last value).
+fn push_py_repr(value: &JsonValue, out: &mut String, budget: usize) {
+    if out.len() > budget {
+        return;
+    }
+    match value {
+        JsonValue::Null => out.push_str("None"),
+        JsonValue::Bool(true) => out.push_str("True"),
+        JsonValue::Bool(false) => out.push_str("False"),
+        JsonValue::Int(i) => out.push_str(&i.to_string()),
+        JsonValue::BigInt(i) => out.push_str(&i.to_string()),
+        JsonValue::Float(f) => push_py_repr_float(*f, out),
+        JsonValue::Str(s) => push_py_repr_str(s, out),
+        JsonValue::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_py_repr(item, out, budget);
+                if out.len() > budget {
+                    return;
+                }
+            }
+            out.push(']');
+        }
+        JsonValue::Object(object) => {
+            out.push('{');
+            let fields = Fields(object);
+            // the keys shown (few: the budget stops the output), so a duplicate is found in them
+            let mut shown: Vec<&str> = Vec::new();
+            for (key, _) in object.iter() {
+                if shown.contains(&key.as_ref()) {
+                    continue; // a duplicate key: shown at its first position
+                }
+                if !shown.is_empty() {
+                    out.push_str(", ");
+                }
+                shown.push(key);
+                push_py_repr_str(key, out);
+                out.push_str(": ");
+                if let Some(value) = fields.get(key) {
+                    push_py_repr(value, out, budget);
+                }
+                if out.len() > budget {
+                    return;
+                }
+            }
+            out.push('}');
+        }
+    }
 }
 
 /// Decode one record of a source declared native. Never panics on any input.
@@ -140,38 +284,24 @@ pub fn decode_native(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
     let fields = Fields(object);
     match fields.get("type") {
         None => Err(invalid("schema", "no \"type\": a native event needs one")),
-        Some(JsonValue::Str(tag)) => match tag.as_ref() {
+        Some(tag_value @ JsonValue::Str(tag)) => match tag.as_ref() {
             "impression" => impression(&fields),
             "click" => click(&fields),
             "judgment" => judgment(&fields),
-            other => Err(unknown_type(other)),
+            _ => Err(unknown_type(tag_value)),
         },
-        Some(other) => Err(unknown_type(&python_str(other))),
+        Some(other) => Err(unknown_type(other)),
     }
 }
 
-/// Python: ``f"unknown type {safe_detail(str(tag), 40)!r}"`` (a string's repr approximated by
-/// single quotes; pydantic's str of an array or object is not reproduced).
-pub(crate) fn unknown_type(tag: &str) -> Invalid {
-    invalid(
-        "unknown_type",
-        format!("unknown type '{}'", safe_detail(tag, 40)),
-    )
-}
-
-/// `str()` of the Python value pydantic hands over as the discriminator (the scalars only).
-pub(crate) fn python_str(value: &JsonValue) -> String {
-    match value {
-        JsonValue::Null => "None".into(),
-        JsonValue::Bool(true) => "True".into(),
-        JsonValue::Bool(false) => "False".into(),
-        JsonValue::Int(i) => i.to_string(),
-        JsonValue::BigInt(i) => i.to_string(),
-        JsonValue::Float(f) => format!("{f:?}"),
-        JsonValue::Str(s) => s.to_string(),
-        JsonValue::Array(_) => "[...]".into(),
-        JsonValue::Object(_) => "{...}".into(),
-    }
+/// Python: ``f"unknown type {safe_detail(str(tag), 40)!r}"``, `tag` the Python value of the
+/// JSON `type`.
+pub(crate) fn unknown_type(tag: &JsonValue) -> Invalid {
+    let mut text = String::new();
+    push_py_str(tag, &mut text, 4 * MAX_TAG_CHARS);
+    let mut detail = String::from("unknown type ");
+    push_py_repr_str(&safe_detail(&text, MAX_TAG_CHARS), &mut detail);
+    invalid("unknown_type", detail)
 }
 
 /// An object's fields: the last of duplicate keys wins, as pydantic reads them.
@@ -324,68 +454,126 @@ pub(crate) fn strict_float(
     Ok(x)
 }
 
-/// A lax float (the `score` of a result item): a number, a bool, or a numeric string; finite.
-pub(crate) fn lax_finite_float(value: &JsonValue) -> bool {
-    match value {
-        JsonValue::Null | JsonValue::Bool(_) | JsonValue::Int(_) => true,
-        JsonValue::BigInt(i) => i.to_string().parse::<f64>().is_ok_and(|f| f.is_finite()),
-        JsonValue::Float(f) => f.is_finite(),
-        JsonValue::Str(s) => str_as_finite_float(s),
-        _ => false,
+/// A lax float, finite (the `score` of a result item): a number, a bool, a numeric string or
+/// null; else pydantic's message.
+fn lax_finite_float(value: &JsonValue) -> Result<(), &'static str> {
+    const FINITE: &str = "Input should be a finite number";
+    let x = match value {
+        JsonValue::Null | JsonValue::Bool(_) | JsonValue::Int(_) => return Ok(()),
+        JsonValue::BigInt(i) => i.to_string().parse::<f64>().unwrap_or(f64::INFINITY),
+        JsonValue::Float(f) => *f,
+        JsonValue::Str(s) => str_as_float(s)
+            .ok_or("Input should be a valid number, unable to parse string as a number")?,
+        _ => return Err("Input should be a valid number"),
+    };
+    if x.is_finite() {
+        Ok(())
+    } else {
+        Err(FINITE)
     }
 }
 
-/// pydantic-core's float from a string: white space trimmed, `_` only between digits.
-fn str_as_finite_float(s: &str) -> bool {
-    let s = s.trim();
-    let bytes = s.as_bytes();
-    let mut cleaned = String::with_capacity(s.len());
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'_' {
-            let before = i > 0 && bytes[i - 1].is_ascii_digit();
-            let after = bytes.get(i + 1).is_some_and(|c| c.is_ascii_digit());
-            if !(before && after) {
-                return false;
-            }
-        } else {
-            cleaned.push(b as char);
-        }
+/// pydantic-core's `str_as_float`: the string trimmed, parsed; else, untrimmed, with its
+/// underscores removed when none leads, trails or doubles.
+fn str_as_float(s: &str) -> Option<f64> {
+    if let Ok(x) = s.trim().parse::<f64>() {
+        return Some(x);
     }
-    cleaned.parse::<f64>().is_ok_and(|f| f.is_finite())
-}
-
-/// One result item: an id, `{doc_id, score?, team?}` or Solr's `{id, score?, [interleaving]?}`.
-fn result_item(value: &JsonValue) -> Option<(String, Option<String>)> {
-    if let JsonValue::Str(_) = value {
-        return bounded_str(value, 1, MAX_ID_CHARS)
-            .ok()
-            .map(|id| (id, None));
-    }
-    let JsonValue::Object(object) = value else {
+    if s.contains("__") || s.starts_with('_') || s.ends_with('_') {
         return None;
+    }
+    s.replace('_', "").parse::<f64>().ok()
+}
+
+/// A result item read: its doc id and its team.
+type Item = (String, Option<String>);
+
+/// The members of a result item's union after the plain id: (id key, team key, pydantic's name
+/// of the member in an error's location).
+const ITEM_MEMBERS: [(&str, &str, &str); 2] = [
+    ("doc_id", "team", "function-after[_doc_id_of(), ResultItem]"),
+    (
+        "id",
+        "[interleaving]",
+        "function-after[_solr_id_of(), SolrDoc]",
+    ),
+];
+
+/// One object member of a result item's union (`{doc_id, score?, team?}` or Solr's
+/// `{id, score?, [interleaving]?}`, a typed dict): the id and team, or its errors as
+/// (field, message), in the typed dict's field order ("" for the item itself).
+fn item_member(
+    value: &JsonValue,
+    id_key: &'static str,
+    team_key: &'static str,
+) -> Result<Item, Vec<(&'static str, String)>> {
+    let JsonValue::Object(object) = value else {
+        return Err(vec![("", "Input should be an object".into())]);
     };
     let item = Fields(object);
-    for (id_key, team_key) in [("doc_id", "team"), ("id", "[interleaving]")] {
-        let Some(Ok(id)) = item.get(id_key).map(|v| bounded_str(v, 1, MAX_ID_CHARS)) else {
-            continue;
-        };
-        if !item.get("score").is_none_or(lax_finite_float) {
-            continue;
+    let mut errs = Vec::new();
+    let id = match item.get(id_key) {
+        None => {
+            errs.push((id_key, "Field required".into()));
+            None
         }
-        let team = match item.present(team_key) {
-            None => None,
-            Some(v) => match bounded_str(v, 1, MAX_ID_CHARS) {
-                Ok(team) => Some(team),
-                Err(_) => continue,
-            },
-        };
-        return Some((id, team));
+        Some(v) => bounded_str(v, 1, MAX_ID_CHARS)
+            .map_err(|m| errs.push((id_key, m)))
+            .ok(),
+    };
+    if let Some(Err(m)) = item.get("score").map(lax_finite_float) {
+        errs.push(("score", m.into()));
+    }
+    let team = item.present(team_key).and_then(|v| {
+        bounded_str(v, 1, MAX_ID_CHARS)
+            .map_err(|m| errs.push((team_key, m)))
+            .ok()
+    });
+    match id {
+        Some(id) if errs.is_empty() => Ok((id, team)),
+        _ => Err(errs),
+    }
+}
+
+/// One result item: an id, `{doc_id, score?, team?}` or Solr's `{id, score?, [interleaving]?}`,
+/// the first member of the union that accepts it. When none does, every member's errors, as
+/// pydantic-core reports a left-to-right union: (location under `results`, message).
+fn result_item(value: &JsonValue, index: usize, errs: &mut Vec<(String, String)>) -> Option<Item> {
+    // an object item is not tried as a string: that error's message is made only on failure
+    let as_id = match value {
+        JsonValue::Str(_) => match bounded_str(value, 1, MAX_ID_CHARS) {
+            Ok(id) => return Some((id, None)),
+            Err(m) => Some(m),
+        },
+        _ => None,
+    };
+    let mut members = Vec::with_capacity(ITEM_MEMBERS.len());
+    for (id_key, team_key, name) in ITEM_MEMBERS {
+        match item_member(value, id_key, team_key) {
+            Ok(found) => return Some(found),
+            Err(member_errs) => members.push((name, member_errs)),
+        }
+    }
+    let as_id = as_id.unwrap_or_else(|| "Input should be a valid string".into());
+    errs.push((format!("results.{index}.constrained-str"), as_id));
+    for (name, member_errs) in members {
+        for (field, msg) in member_errs {
+            let loc = if field.is_empty() {
+                format!("results.{index}.{name}")
+            } else {
+                format!("results.{index}.{name}.{field}")
+            };
+            errs.push((loc, msg));
+        }
     }
     None
 }
 
 type Results = (Vec<String>, Option<Vec<Option<String>>>);
 
+/// `results`: pydantic-core's variable tuple of 1..=MAX_RESULTS items. Every item is validated
+/// in turn and its errors kept; once more than MAX_RESULTS items passed, the one error is the
+/// length (counting the input's items); after the last, no item passing adds `too_short`.
 pub(crate) fn results(fields: &Fields, errors: &mut Errors) -> Option<Results> {
     let items: &JsonArray = match fields.get("results") {
         None => {
@@ -398,48 +586,46 @@ pub(crate) fn results(fields: &Fields, errors: &mut Errors) -> Option<Results> {
             return None;
         }
     };
-    let mut doc_ids = Vec::with_capacity(items.len());
-    let mut teams = Vec::with_capacity(items.len());
-    let mut failed = false;
+    let mut doc_ids = Vec::with_capacity(items.len().min(MAX_RESULTS));
+    let mut teams = Vec::with_capacity(items.len().min(MAX_RESULTS));
+    let mut item_errs = Vec::new();
     for (i, item) in items.iter().enumerate() {
-        match result_item(item) {
-            Some((id, team)) => {
-                doc_ids.push(id);
-                teams.push(team);
-            }
-            None => {
-                failed = true;
+        if let Some((id, team)) = result_item(item, i, &mut item_errs) {
+            doc_ids.push(id);
+            teams.push(team);
+            if doc_ids.len() > MAX_RESULTS {
                 errors.add(
-                    &format!("results.{i}.constrained-str"),
-                    "Input should be a valid string",
+                    "results",
+                    format!(
+                        "Tuple should have at most {MAX_RESULTS} items after validation, not {}",
+                        items.len()
+                    ),
                 );
+                return None;
             }
         }
     }
-    if failed {
-        return None;
+    let failed = !item_errs.is_empty();
+    for (loc, msg) in item_errs {
+        errors.add(&loc, msg);
     }
-    if items.is_empty() {
+    if doc_ids.is_empty() {
         errors.add(
             "results",
             "Tuple should have at least 1 item after validation, not 0",
         );
         return None;
     }
-    if items.len() > MAX_RESULTS {
-        errors.add(
-            "results",
-            format!(
-                "Tuple should have at most {MAX_RESULTS} items after validation, not {}",
-                items.len()
-            ),
-        );
+    if failed {
         return None;
     }
     let teams = teams.iter().any(Option::is_some).then_some(teams);
     Some((doc_ids, teams))
 }
 
+/// `labels`: pydantic-core's dict of at most MAX_LABELS pairs. A pair is kept only when its key
+/// and its value pass (a duplicate key keeps its first place and takes the last value); once
+/// more than MAX_LABELS were kept, the one error is the length (the pairs' errors dropped).
 fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>> {
     let object = match fields.present("labels") {
         None => return Some(Vec::new()),
@@ -450,24 +636,26 @@ fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>>
         }
     };
     let mut out: Vec<(String, String)> = Vec::new();
-    let mut ok = true;
+    let mut pair_errs: Vec<(String, String)> = Vec::new();
     for (key, value) in object.iter() {
-        if let Err(m) = bounded_str(&JsonValue::Str(Cow::Borrowed(key)), 1, MAX_LABEL_KEY_CHARS) {
-            errors.add(&format!("labels.{key}.[key]"), m);
-            ok = false;
-        }
+        let key_ok = match bounded_str(&JsonValue::Str(Cow::Borrowed(key)), 1, MAX_LABEL_KEY_CHARS)
+        {
+            Ok(_) => true,
+            Err(m) => {
+                pair_errs.push((format!("labels.{key}.[key]"), m));
+                false
+            }
+        };
         match bounded_str(value, 0, MAX_LABEL_VALUE_CHARS) {
-            Ok(v) => {
+            Ok(v) if key_ok => {
                 if let Some(slot) = out.iter_mut().find(|(k, _)| k == key) {
                     slot.1 = v;
                 } else {
                     out.push((key.to_string(), v));
                 }
             }
-            Err(m) => {
-                errors.add(&format!("labels.{key}"), m);
-                ok = false;
-            }
+            Ok(_) => {}
+            Err(m) => pair_errs.push((format!("labels.{key}"), m)),
         }
         if out.len() > MAX_LABELS {
             errors.add(
@@ -479,7 +667,13 @@ fn labels(fields: &Fields, errors: &mut Errors) -> Option<Vec<(String, String)>>
             return None;
         }
     }
-    ok.then_some(out)
+    if pair_errs.is_empty() {
+        return Some(out);
+    }
+    for (loc, msg) in pair_errs {
+        errors.add(&loc, msg);
+    }
+    None
 }
 
 /// `query_id_from` of models.py: the normalized query, bounded.
@@ -787,5 +981,100 @@ mod tests {
     fn safe_detail_escapes_and_cuts() {
         assert_eq!(safe_detail("a\nb\x01", 300), "a\\nb\\x01");
         assert_eq!(safe_detail(&"x".repeat(10), 8), "xxxxx...");
+        // str.isprintable refuses format and separator characters too, not only controls
+        assert_eq!(
+            safe_detail("\u{ad}\u{200b}\u{a0}\u{2028}\u{e0001}é ", 300),
+            "\\xad\\u200b\\xa0\\u2028\\U000e0001é "
+        );
+        // cut, escaped, and cut again when the escapes made it longer
+        assert_eq!(safe_detail(&"\u{7f}".repeat(5), 8), r"\x7f\...");
+    }
+
+    fn detail(raw: &[u8]) -> String {
+        decode_native(raw, 1 << 20).unwrap_err().detail
+    }
+
+    #[test]
+    fn python_repr_of_floats() {
+        let cases = [
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (1e-5, "1e-05"),
+            (-0.0, "-0.0"),
+            (5e-324, "5e-324"),
+            (123.25, "123.25"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (f64::INFINITY, "inf"),
+            (f64::NAN, "nan"),
+        ];
+        for (x, want) in cases {
+            let mut out = String::new();
+            push_py_repr_float(x, &mut out);
+            assert_eq!(out, want);
+        }
+    }
+
+    #[test]
+    fn unknown_type_shows_the_python_value() {
+        let cases: &[(&[u8], &str)] = &[
+            (
+                br#"{"type":[1.5,null,true]}"#,
+                "unknown type '[1.5, None, True]'",
+            ),
+            (
+                br#"{"type":{"a":1,"b":"x","a":2}}"#,
+                r#"unknown type "{'a': 2, 'b': 'x'}""#,
+            ),
+            (br#"{"type":"it's"}"#, r#"unknown type "it's""#),
+            (br#"{"type":"a\\b"}"#, r"unknown type 'a\\b'"),
+            (br#"{"type":1E400}"#, "unknown type 'inf'"),
+            (br#"{"type":"\u00ad"}"#, r"unknown type '\\xad'"),
+            (
+                br#"{"type":["yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"]}"#,
+                r#"unknown type "['yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy...""#,
+            ),
+        ];
+        for &(raw, want) in cases {
+            assert_eq!(detail(raw), want, "{}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    #[test]
+    fn failing_result_items_count_every_member() {
+        let head = r#"{"type":"impression","request_id":"r","timestamp":1,"results":"#;
+        let with = |results: &str| format!("{head}{results}}}");
+        // [5]: the string, the two objects, then no item passed: 4 errors
+        assert_eq!(
+            detail(with("[5]").as_bytes()),
+            "impression.results.0.constrained-str: Input should be a valid string (+3 more)"
+        );
+        // a good item after a bad one: no too_short; the bad one fails each member's fields
+        assert_eq!(
+            detail(with(r#"[{"doc_id":"","score":"x"},"a"]"#).as_bytes()),
+            "impression.results.0.constrained-str: Input should be a valid string (+4 more)"
+        );
+        // more than 1000 items passed: the length alone, counting every item
+        let many = format!("[5{}]", r#","a""#.repeat(1001));
+        assert_eq!(
+            detail(with(&many).as_bytes()),
+            "impression.results: Tuple should have at most 1000 items after validation, not 1002"
+        );
+        // labels: a pair with a bad key is not kept (33 pairs, 32 kept: no length error); over
+        // 32 kept, the length is the one error
+        let pairs: String = (0..32).map(|i| format!(r#","k{i}":"v""#)).collect();
+        let labels = |extra: &str| format!(r#"{head}["a"],"labels":{{"":"v"{pairs}{extra}}}}}"#);
+        assert_eq!(
+            detail(labels("").as_bytes()),
+            "impression.labels..[key]: String should have at least 1 character"
+        );
+        assert_eq!(
+            detail(labels(r#","k32":"v""#).as_bytes()),
+            "impression.labels: Dictionary should have at most 32 items after validation, not more"
+        );
+        assert_eq!(str_as_float("1_e5"), Some(1e5));
+        assert_eq!(str_as_float(" 1_0"), None);
+        assert_eq!(str_as_float("\u{a0}2 "), Some(2.0));
     }
 }

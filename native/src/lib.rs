@@ -20,6 +20,7 @@ pub mod mapped_fields;
 pub mod mapped_time;
 pub mod normalize;
 pub mod pointer;
+pub mod printable;
 pub mod pyvalue;
 pub mod query_sums;
 pub mod score;

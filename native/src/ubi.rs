@@ -15,8 +15,8 @@ use jiter::{JsonError, JsonValue};
 
 use crate::bounds::*;
 use crate::decode::{
-    self, chars, invalid, python_str, query_id_from, unknown_type, Click, Event, Fields,
-    Impression, Invalid, UTF8_BOM,
+    self, chars, invalid, query_id_from, unknown_type, Click, Event, Fields, Impression, Invalid,
+    UTF8_BOM,
 };
 use crate::pyvalue::{number_text, LaxInt};
 use crate::ubi_models::{validate, Kind, Record};
@@ -77,13 +77,10 @@ pub fn decode(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
     let fields = Fields(object);
     match fields.get("type") {
         None => ubi_value(raw, &value),
-        Some(JsonValue::Str(tag)) => match tag.as_ref() {
-            "impression" => decode::impression(&fields),
-            "click" => decode::click(&fields),
-            "judgment" => decode::judgment(&fields),
-            other => Err(unknown_type(other)),
-        },
-        Some(other) => Err(unknown_type(&python_str(other))),
+        Some(JsonValue::Str(tag)) if tag.as_ref() == "impression" => decode::impression(&fields),
+        Some(JsonValue::Str(tag)) if tag.as_ref() == "click" => decode::click(&fields),
+        Some(JsonValue::Str(tag)) if tag.as_ref() == "judgment" => decode::judgment(&fields),
+        Some(other) => Err(unknown_type(other)),
     }
 }
 

@@ -34,7 +34,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self, TypeAlias, final
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from streameval.events.bounds import (
@@ -74,6 +81,11 @@ def _drop_default(schema: dict[str, Any]) -> None:
     schema["description"] = "default: the normalized query text"
 
 
+def _not_an_input(_: object) -> None:
+    """A field the decoder fills, whatever the record says about it."""
+    return None
+
+
 def query_id_from(query: str | None) -> str:
     """The ``query_id`` a query text stands for: normalized, ``""`` for no query."""
     if query is None:
@@ -99,10 +111,12 @@ class Impression(BaseModel):
     labels: NullableLabels = Field(default_factory=dict)
     event_id: Id | None = None
     #: per position, the ranker that contributed the result (interleaving); None: no team
-    #: (filled from the object items of ``results``; an input key cannot set it)
-    teams: SkipJsonSchema[tuple[str | None, ...] | None] = Field(
-        None, validation_alias="\x00teams", exclude=True
-    )
+    #: (filled from the object items of ``results``; an input key cannot set it: a ``teams``
+    #: key, which populate_by_name would read, or ``"\u0000teams"``, is read as None and
+    #: ignored like any unknown key; the validator runs only when the key is there)
+    teams: SkipJsonSchema[
+        Annotated[tuple[str | None, ...] | None, BeforeValidator(_not_an_input)]
+    ] = Field(None, validation_alias="\x00teams", exclude=True)
 
     @model_validator(mode="after")
     def _defaults(self) -> Self:

@@ -4,6 +4,12 @@ decoder and a long-lived Pipeline, and through the same two for a mapped format
 JSON, and as the Avro payload of a wire-format record under its schema); a crash is any exception,
 an Invalid with an unknown reason, an over-long detail or field, or a broken accounting identity.
 
+Where the native engine is built (streameval._native, docs/native.md), every input also goes
+through its decoder, the binding included: a crash is also an exception or a Rust panic
+(PanicException), an answer not of the documented shape, or one that differs from the Python
+decoder's (``decode_native``: the same reason and detail, or the same fields). The harness says
+on stderr whether it fuzzed it ("native decoder: fuzzed").
+
 Run by tests/unit/test_fuzz_atheris.py; by hand (an empty CORPUS_DIR works, seeds help):
     .venv/bin/python tests/fuzz/atheris_intake.py CORPUS_DIR -runs=1000000 \
         -use_value_profile=1 -dict=tests/fuzz/events.dict
@@ -17,12 +23,14 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports(include=["streameval"]):
+    from streameval import native
     from streameval.config import EvaluationSettings, load_settings
     from streameval.engine import Pipeline
     from streameval.events.avro import AvroDecoder, SchemaStore, wire_format
     from streameval.events.decode import INVALID_REASONS, MAX_DETAIL_CHARS, Invalid, decode
     from streameval.events.formats import Formats
     from streameval.events.mapping import MappedJsonDecoder
+    from streameval.events.models import Click, Impression, Judgment
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "input"
 
@@ -44,6 +52,12 @@ _mapped = Pipeline(_EVALUATION, decoder_for={"json": _mapped_json, "avro": _avro
 for _source in ("json", "avro"):
     _mapped.add_source(_source)
 _offered = [0]  # inputs offered so far (to each pipeline: each source of _mapped in turn)
+#: the length of a native answer per event type: ``type`` then the model's fields
+_NATIVE_LENGTH = {
+    "impression": len(Impression.model_fields),
+    "click": len(Click.model_fields),
+    "judgment": len(Judgment.model_fields),
+}
 
 
 def _check(result: object) -> None:
@@ -56,8 +70,29 @@ def _check(result: object) -> None:
             raise AssertionError(f"field {result.field!r} with reason {result.reason!r}")
 
 
+def _check_native(data: bytes) -> None:
+    """The native decoder, through its binding: never raises, answers a tuple of the documented
+    shape, the Python decoder's answer (streameval.native.reference_answer)."""
+    got = native.decode_native(data, MAX_BYTES)
+    if type(got) is not tuple:
+        raise AssertionError(f"native answer not a tuple: {got!r}")
+    if len(got) == 2:
+        reason, detail = got
+        if reason not in INVALID_REASONS or type(detail) is not str:
+            raise AssertionError(f"native invalid answer {got!r}")
+        if len(detail) > MAX_DETAIL_CHARS or not detail.isprintable():
+            raise AssertionError(f"native detail not log-safe: {detail!r}")
+    elif not got or not isinstance(got[0], str) or _NATIVE_LENGTH.get(got[0]) != len(got):
+        raise AssertionError(f"native event answer of a wrong shape: {got!r}")
+    want = native.reference_answer(data, MAX_BYTES)
+    if not native.same_answer(want, got):
+        raise AssertionError(f"native {got!r} != python {want!r}")
+
+
 def one_input(data: bytes) -> None:
     _check(decode(data, MAX_BYTES))
+    if _NATIVE:
+        _check_native(data)
     _check(_mapped_json(data))
     avro = wire_format(7, data)
     _check(_avro(avro))
@@ -76,7 +111,14 @@ def one_input(data: bytes) -> None:
                 raise AssertionError(f"{n} offered, {intake}")
 
 
+_NATIVE = native.available()
+
+
 def main() -> None:
+    if _NATIVE:
+        print("native decoder: fuzzed", file=sys.stderr)
+    else:
+        print(f"native decoder: not fuzzed ({native.unavailable_reason()})", file=sys.stderr)
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
 

@@ -5,6 +5,10 @@ each kind (native, UBI, and the Segment-like mapped shape of docs/input-formats.
 harness also reads as the payload of a wire-format Avro record) and a dictionary of the schema's
 keys. A crash fails the test with the input libFuzzer saved. The harness is
 tests/fuzz/atheris_intake.py.
+
+Where the native engine is built, the harness also runs every input through its decoder
+(``streameval._native.decode_native``) and compares it with the Python decoder's answer; in CI
+(``CI=true``) a native engine that was not built is a failure, as in test_native_decode.py.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from streameval import native
+from tests.ci import in_ci
 
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 RUNS = 200_000
@@ -101,3 +108,6 @@ def test_libfuzzer_finds_no_crash_in_the_intake(tmp_path: Path) -> None:
     assert f"Done {RUNS} runs" in out, out[-2000:]
     # it explored: libFuzzer kept inputs that reached new code, beyond the five seeds
     assert len(list(corpus.iterdir())) > len(SEEDS) + 20
+    # the native decoder went through the same inputs where it is built (a must in CI)
+    if native.available() or in_ci():
+        assert "native decoder: fuzzed" in out, out[-2000:]

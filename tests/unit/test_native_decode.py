@@ -1,14 +1,16 @@
 """The native decoder (native/src/decode.rs, ``streameval._native``) against the Python one
 (``streameval.events.decode.decode_native``), the reference: for every record, the same event
-(every field equal) or the same invalid ``reason``.
+(every field equal) or the same invalid ``reason`` and ``detail`` (character for character).
 
 Records: hypothesis-generated valid events of the three types, their mutations (wrong types,
 missing fields, bad timestamps, huge values, nested junk, unicode in queries), byte-level damage
 (non-UTF-8, non-JSON, truncation, a byte order mark, deep nesting), and every line of a
 simulator log (``streameval.sim.traffic``, the records of ``streameval simulate``, noise on).
 
-The details of invalid records are compared only where the native decoder promises pydantic's
-wording (:data:`SAME_DETAIL`); elsewhere they may differ (docs/native.md lists how).
+The details are pydantic's wording: the first error of the model's fields in order, its
+location, ``(+n more)`` counting every error (a result item that fails counts one per member of
+its union), the Python ``repr`` of an unknown ``type``, and the characters ``str.isprintable``
+refuses escaped. Golden details, derived by hand from those rules: :data:`GOLDEN_DETAILS`.
 
 Without the extension module the tests skip, except in CI (``CI=true``), where a native engine
 that was not built is a failure.
@@ -17,7 +19,6 @@ that was not built is a failure.
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
 from itertools import islice
 from typing import Any
@@ -28,8 +29,6 @@ from hypothesis import strategies as st
 
 from streameval import native
 from streameval.events import bounds
-from streameval.events.decode import Invalid, decode_native
-from streameval.events.models import Click, Impression, Judgment
 from streameval.sim import SimConfig, traffic
 from tests.ci import in_ci
 
@@ -42,35 +41,17 @@ if not native.available():
 MAX_BYTES = 4096
 SIM_START_MS = 1_700_000_000_000
 
-_FIELDS = {
-    "impression": tuple(Impression.model_fields),
-    "click": tuple(Click.model_fields),
-    "judgment": tuple(Judgment.model_fields),
-}
-
 
 def python_answer(raw: bytes, max_bytes: int = MAX_BYTES) -> tuple[object, ...]:
     """The Python decoder's answer in the native binding's shape."""
-    event = decode_native(raw, max_bytes)
-    if isinstance(event, Invalid):
-        return (event.reason, event.detail)
-    return tuple(getattr(event, name) for name in _FIELDS[event.type])
-
-
-def _same(a: object, b: object) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    return type(a) is type(b) and a == b
+    return native.reference_answer(raw, max_bytes)
 
 
 def assert_agree(raw: bytes, max_bytes: int = MAX_BYTES) -> tuple[object, ...]:
     want = python_answer(raw, max_bytes)
     got = native.decode_native(raw, max_bytes)
-    if len(want) == 2:  # invalid: the reason must agree
-        assert len(got) == 2 and got[0] == want[0], (raw, want, got)
-    else:
-        assert len(got) == len(want), (raw, want, got)
-        assert all(_same(w, g) for w, g in zip(want, got, strict=True)), (raw, want, got)
+    # invalid: the reason and the detail; valid: every field, of the same type
+    assert native.same_answer(want, got), (raw, want, got)
     return want
 
 
@@ -186,8 +167,15 @@ def _impression() -> st.SearchStrategy[dict[str, Any]]:
             "query_id": _IDS | st.none(),
             "labels": st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=4)
             | st.just({f"k{i}": "v" for i in range(33)})
+            # around the cap, some pairs failing (they count only when key and value pass)
+            | st.dictionaries(
+                st.text(max_size=3), st.text(max_size=3) | _JUNK, min_size=30, max_size=36
+            )
             | st.none(),
             "event_id": _IDS | st.none(),
+            # not inputs: the decoders fill teams from the items, whatever these say
+            "teams": _JUNK,
+            "\x00teams": _JUNK,
         },
     )
 
@@ -386,7 +374,7 @@ def test_simulator_log_agrees() -> None:
     assert {"impression", "click", "judgment"} <= kinds
 
 
-# --- golden cases: the details the native decoder words as pydantic does ----------------------
+# --- golden cases: details of each kind of error ----------------------------------------------
 
 SAME_DETAIL = [
     b"x" * 5000,
@@ -420,6 +408,65 @@ def test_detail_agrees(raw: bytes) -> None:
     want = python_answer(raw)
     assert len(want) == 2  # every golden case is invalid
     assert native.decode_native(raw, MAX_BYTES) == want
+
+
+_ITEM = "impression.results.0"
+_RESULTS_HEAD = '{"type":"impression","request_id":"r","timestamp":1,"results":'
+_PAIRS_32 = ",".join(f'"k{i}":"v"' for i in range(32))
+
+#: (record, detail), the detail derived by hand from pydantic's rules (see the module docstring)
+GOLDEN_DETAILS = [
+    # an unknown type: str() of the Python value, cut to 40 characters, then its repr
+    ('{"type":[1.5,null,true]}', "unknown type '[1.5, None, True]'"),
+    ('{"type":{"a":1,"b":"x","a":2}}', "unknown type \"{'a': 2, 'b': 'x'}\""),
+    ('{"type":1e16}', "unknown type '1e+16'"),
+    ('{"type":0.00001}', "unknown type '1e-05'"),
+    ('{"type":"it\'s"}', 'unknown type "it\'s"'),
+    ('{"type":["' + "y" * 47 + '"]}', "unknown type \"['" + "y" * 35 + '..."'),
+    # non-printable characters (not only control ones) escaped as unicode_escape writes them
+    (
+        '{"type":"\\u00ad\\u200b\\u2028\\ud834\\udd73"}',
+        "unknown type '\\\\xad\\\\u200b\\\\u2028\\\\U0001d173'",
+    ),
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"\\u2028":5}}',
+        "impression.labels.\\u2028: Input should be a valid string",
+    ),
+    # a failing result item: one error per member of its union (string, ResultItem, SolrDoc),
+    # then too_short when no item passed
+    (
+        _RESULTS_HEAD + "[5]}",
+        f"{_ITEM}.constrained-str: Input should be a valid string (+3 more)",
+    ),
+    (
+        _RESULTS_HEAD + '[{"doc_id":"","score":"x"},"a"]}',
+        f"{_ITEM}.constrained-str: Input should be a valid string (+4 more)",
+    ),
+    (
+        _RESULTS_HEAD + '[""]}',
+        f"{_ITEM}.constrained-str: String should have at least 1 character (+3 more)",
+    ),
+    # labels: a pair counts toward the cap of 32 only when its key and value pass; over the cap,
+    # the length is the one error
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"":"v",' + _PAIRS_32 + "}}",
+        "impression.labels..[key]: String should have at least 1 character",
+    ),
+    (
+        _RESULTS_HEAD + '["a"],"labels":{"":"v",' + _PAIRS_32 + ',"k32":"v"}}',
+        "impression.labels: Dictionary should have at most 32 items after validation, not more",
+    ),
+    (
+        _RESULTS_HEAD + "[5" + ',"a"' * 1001 + "]}",
+        "impression.results: Tuple should have at most 1000 items after validation, not 1002",
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "detail"), GOLDEN_DETAILS, ids=lambda x: str(x)[:40])
+def test_golden_details(raw: str, detail: str) -> None:
+    assert native.decode_native(raw.encode(), 1_048_576)[1] == detail
+    assert python_answer(raw.encode(), 1_048_576)[1] == detail
 
 
 def test_valid_golden_fields() -> None:

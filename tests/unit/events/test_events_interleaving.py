@@ -205,3 +205,24 @@ def test_solr_impression_and_native_clicks_give_the_clicked_model_the_win() -> N
     rows = {(r.ranker, r.opponent): r for r in pipeline.snapshot().interleaving}
     assert rows["myModelA", "myModelB"].wins == 1
     assert rows["myModelB", "myModelA"].losses == 1
+
+
+def test_an_input_key_cannot_set_the_teams() -> None:
+    """``teams`` is filled from the result items only: a ``teams`` key (which populate_by_name
+    would read) or ``"\\u0000teams"`` (its alias) is ignored like any unknown key, whatever its
+    value; it once set teams of another length than the results, or refused the record."""
+    for key in ("teams", "\x00teams"):
+        for value in (["A"], ["A", "B", "C"], 5, "x"):
+            raw = json.dumps(
+                {
+                    "type": "impression",
+                    "request_id": "r1",
+                    "timestamp": 1_000,
+                    "results": ["a", {"doc_id": "b", "team": "T"}],
+                    key: value,
+                }
+            ).encode()
+            assert _impression(raw).teams == (None, "T"), (key, value)
+            plain = json.loads(raw)
+            plain["results"] = ["a", "b"]
+            assert _impression(json.dumps(plain).encode()).teams is None, (key, value)
