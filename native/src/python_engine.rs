@@ -105,7 +105,8 @@ impl EngineCore {
     }
 
     /// One record: `(outcome, kind, ts, watermark, extra)`: kind "impression", "click" or
-    /// "judgment"; or `("invalid", reason, None, None, detail)`; `extra`: for an impression,
+    /// "judgment"; or `("invalid", reason, field, None, detail)` (`field`: the JSON Pointer
+    /// of a mapped record's field that did not map, else ""); `extra`: for an impression,
     /// the `(outcome, counted)` of each waiting click it resolved (None when none).
     #[pyo3(signature = (raw, source, record_ms = -1, horizon_before = None, counted = true))]
     fn offer<'py>(
@@ -131,7 +132,7 @@ impl EngineCore {
                     [
                         "invalid".into_bound_py_any(py)?,
                         reason.into_bound_py_any(py)?,
-                        none.clone(),
+                        step.field.into_bound_py_any(py)?,
                         none,
                         detail.into_bound_py_any(py)?,
                     ],

@@ -165,7 +165,7 @@ class NativePipeline(Coordinator):
         if offset >= 0:
             self._next_offset[source] = offset + 1
         if answer == "invalid":
-            invalid = Invalid(kind, extra)
+            invalid = Invalid(kind, extra, ts)  # (ts: the field of a mapped record)
             if count:
                 self._intake.count_invalid(kind)
                 if self._dead_letter is not None:

@@ -57,22 +57,26 @@ pub enum Format {
 }
 
 impl Format {
-    fn decode(&self, raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
+    /// The event, or why the record is invalid and the field (a JSON Pointer) of a mapped
+    /// record that did not map (else "").
+    fn decode(&self, raw: &[u8], max_bytes: usize) -> Result<Event, (Invalid, String)> {
+        let plain = |r: Result<Event, Invalid>| r.map_err(|i| (i, String::new()));
         match self {
-            Format::Native => decode_native(raw, max_bytes),
-            Format::Auto => ubi::decode(raw, max_bytes),
-            Format::Ubi => ubi::decode_ubi(raw, max_bytes),
-            Format::Mapped(m) => m.decode(raw).map_err(|(invalid, _)| invalid),
+            Format::Native => plain(decode_native(raw, max_bytes)),
+            Format::Auto => plain(ubi::decode(raw, max_bytes)),
+            Format::Ubi => plain(ubi::decode_ubi(raw, max_bytes)),
+            Format::Mapped(m) => m.decode(raw),
         }
     }
 }
 
 /// One record's path through the join without finalization (`NativePipeline.offer`): its
 /// answer, its event time (None: invalid), the watermark the tracker read after it, and the
-/// waiting clicks an accepted impression resolved.
+/// waiting clicks an accepted impression resolved; for an invalid mapped record, its field.
 #[derive(Debug)]
 pub struct Step {
     pub answer: Answer,
+    pub field: String,
     pub ts: Option<i64>,
     pub watermark: Option<i64>,
     pub resolved: Vec<(Outcome, bool)>,
@@ -206,16 +210,17 @@ impl Core {
         let max_bytes = self.settings.max_record_bytes;
         let decoded = match self.formats.get(source) {
             Some(format) => format.decode(raw, max_bytes),
-            None => decode_native(raw, max_bytes),
+            None => decode_native(raw, max_bytes).map_err(|i| (i, String::new())),
         };
-        let invalid = |reason, detail| Step {
+        let invalid = |reason, detail, field| Step {
             answer: Answer::Invalid { reason, detail },
+            field,
             ts: None,
             watermark: None,
             resolved: Vec::new(),
         };
         let event = match decoded {
-            Err(e) => return invalid(e.reason, e.detail),
+            Err((e, field)) => return invalid(e.reason, e.detail, field),
             Ok(event) => event,
         };
         let ts = match &event {
@@ -231,11 +236,12 @@ impl Core {
                     "event time {ahead} ms after its record's timestamp \
                      (max_future_skew {skew} ms)"
                 );
-                return invalid("future_timestamp", detail);
+                return invalid("future_timestamp", detail, String::new());
             }
         }
         let mut step = Step {
             answer: Answer::Judgment,
+            field: String::new(),
             ts: Some(ts),
             watermark: None,
             resolved: Vec::new(),
