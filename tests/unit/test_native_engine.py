@@ -31,12 +31,14 @@ from hypothesis import strategies as st
 
 from benchmarks._common import sim_records
 from streameval import native
-from streameval.config import Settings
+from streameval.config import Settings, SourceFormat
 from streameval.engine.evaluator import Evaluator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
+from streameval.events.formats import Formats
 from streameval.windows.persisted import decode_bucket, encode_bucket
 from tests.ci import in_ci
+from tests.unit.events.test_mapping import SHOP
 from tests.unit.test_native_join import OTHER_RECORDS, T0, clicks, impressions
 
 if not native.available():
@@ -45,7 +47,7 @@ if not native.available():
         pytest.fail(_message, pytrace=False)
     pytest.skip(_message, allow_module_level=True)
 
-SOURCES = ("s0", "s1", "s2")
+SOURCES = ("s0", "s1", "s2", "s3")
 Step = tuple[Any, ...]
 
 
@@ -55,8 +57,16 @@ class Run:
     def __init__(self, config: dict[str, Any], engine: str) -> None:
         self.trace: list[str] = []
         cfg = {**config, "evaluation": {**config.get("evaluation", {}), "engine": engine}}
+        s = Settings.model_validate(cfg)
+        formats = Formats(s.input, s.evaluation.max_record_bytes)
+
+        def format_of(source: str) -> SourceFormat:
+            return s.input.topics.get(source, s.input.default)
+
         self.ev = Evaluator(
-            Settings.model_validate(cfg),
+            s,
+            decoder_for=lambda source: formats.decoder(format_of(source)),
+            format_of=format_of,
             on_scored=lambda scored: self.trace.append(repr(scored)),
             dead_letter=lambda raw, why, source, offset: self.trace.append(
                 repr(("dead", raw, why, source, offset))
@@ -238,6 +248,77 @@ def test_generated_logs_restore_alike(
     evaluation: dict[str, Any], log: list[Step], cut: float
 ) -> None:
     restore_round_trip({"evaluation": evaluation}, log[:-3], int(len(log) * cut))
+
+
+# --- source formats ---------------------------------------------------------------------------
+
+#: one source per format the native engine decodes (``[input]`` by topic: here by source)
+FORMATS = {
+    "input": {
+        "topics": {
+            "s0": {"format": "native"},
+            "s2": {"format": "ubi"},
+            "s3": {"format": "mapped", "mapping": "shop"},
+        },
+        "mappings": {"shop": {**SHOP, "timestamp_unit": "ms"}},
+    }
+}
+
+
+def as_shop(raw: bytes) -> bytes:
+    """A native impression or click as the shop mapping's record (tests/unit/events)."""
+    try:
+        e = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(e, dict) or e.get("type") not in ("impression", "click") or len(e) < 4:
+        return raw  # (not a whole event: as it is)
+    if e["type"] == "impression":
+        hits = [{"item": {"id": d if isinstance(d, str) else d["doc_id"]}} for d in e["results"]]
+        labels = e.get("labels", {})
+        shop = {"kind": "search", "req": e["request_id"], "at": e["timestamp"], "hits": hits}
+        shop |= {
+            "q": e["query_id"],
+            "model": labels.get("ranker"),
+            "exp": {"arm": labels.get("arm")},
+        }
+    else:
+        kind = "tap" if e.get("action", "click") == "click" else "buy"
+        shop = {"kind": kind, "req": e["request_id"], "item": e["doc_id"], "at": e["timestamp"]}
+        if "position" in e:
+            shop["rank"] = e["position"]
+    return json.dumps(shop).encode()
+
+
+def as_ubi(raw: bytes) -> bytes:
+    """A native impression as a UBI query (its request id the query id); else as it is."""
+    try:
+        e = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(e, dict) or e.get("type") != "impression":
+        return raw
+    hits = [d if isinstance(d, str) else d["doc_id"] for d in e["results"]]
+    ubi = {"query_id": e["request_id"], "query_response_hit_ids": hits, "timestamp": e["timestamp"]}
+    return json.dumps(ubi | {"user_query": e["query_id"]}).encode()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(evaluation=evaluations, log=steps())
+def test_every_native_source_format_evaluates_alike(
+    evaluation: dict[str, Any], log: list[Step]
+) -> None:
+    """The same logs with sources s0 native, s1 auto, s2 UBI (impressions as UBI queries) and
+    s3 mapped JSON (the records as the shop mapping's)."""
+    by_source = {"s2": as_ubi, "s3": as_shop}
+    steps = []
+    for step in log:
+        if step[0] == "offer" and step[2] in ("s2", "s0") and step[3] % 3 == 0:
+            step = (step[0], step[1], "s3" if step[2] == "s0" else "s2", *step[3:])
+        if step[0] == "offer" and step[2] in by_source:
+            step = (step[0], by_source[step[2]](step[1]), *step[2:])
+        steps.append(step)
+    run_both({"evaluation": evaluation, **FORMATS}, steps)
 
 
 # --- simulator logs -------------------------------------------------------------------------
