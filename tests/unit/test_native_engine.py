@@ -312,7 +312,8 @@ def test_every_native_source_format_evaluates_alike(
     s3 mapped JSON (the records as the shop mapping's)."""
     by_source = {"s2": as_ubi, "s3": as_shop}
     steps = []
-    for step in log:
+    for original in log:
+        step = original
         if step[0] == "offer" and step[2] in ("s2", "s0") and step[3] % 3 == 0:
             step = (step[0], step[1], "s3" if step[2] == "s0" else "s2", *step[3:])
         if step[0] == "offer" and step[2] in by_source:
