@@ -164,17 +164,14 @@ class NativePipeline(Coordinator):
         )
         if offset >= 0:
             self._next_offset[source] = offset + 1
-        if answer == "invalid":
-            invalid = Invalid(kind, extra, ts)  # (ts: the field of a mapped record)
-            if count:
-                self._intake.count_invalid(kind)
-                if self._dead_letter is not None:
-                    self._dead_letter(raw, invalid, source, offset)
-            return Offered(INVALID, None, invalid)
+        if answer == "invalid":  # (ts: the field of a mapped record)
+            return self._invalid(raw, Invalid(kind, extra, ts), source, offset, count)
         if kind == "judgment":
             event = self._decoders[source](raw)  # the rules take the Python model
-            if type(event) is not Judgment:
-                raise RuntimeError(f"the native and Python decoders disagree on {raw!r}")
+            if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
+                # were they ever to differ, the Python decoder's answer is the reference
+                invalid = event if type(event) is Invalid else Invalid("schema", "not a judgment")
+                return self._invalid(raw, invalid, source, offset, count)
             outcome = self._rules.apply(event, raw, judgment_key)
             self._intake.count(outcome, "judgment", count)
             return OFFERED[outcome, "judgment"]
@@ -206,3 +203,12 @@ class NativePipeline(Coordinator):
             if watermark >= self._due:
                 self._advance(watermark)
         return OFFERED[outcome, kind]
+
+    def _invalid(
+        self, raw: bytes, invalid: Invalid, source: str, offset: int, count: bool
+    ) -> Offered:
+        if count:
+            self._intake.count_invalid(invalid.reason)
+            if self._dead_letter is not None:
+                self._dead_letter(raw, invalid, source, offset)
+        return Offered(INVALID, None, invalid)

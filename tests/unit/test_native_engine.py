@@ -35,7 +35,9 @@ from streameval.config import Settings, SourceFormat
 from streameval.engine.evaluator import Evaluator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
+from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
+from streameval.values import INVALID
 from streameval.windows.persisted import decode_bucket, encode_bucket
 from tests.ci import in_ci
 from tests.unit.events.test_mapping import SHOP
@@ -362,3 +364,19 @@ def test_a_simulator_restore_round_trip_gives_the_same_figures() -> None:
     config = {"evaluation": {"attribution_window": 5_000, "bucket": 5_000, "windows": [60_000]}}
     commit, buckets = restore_round_trip(config, steps[:-3], len(steps) * 2 // 3)
     assert min(commit.values()) > 1_000 and buckets > 5  # records skipped, buckets loaded
+
+
+def test_a_judgment_the_python_decoder_refuses_is_invalid_as_python_says() -> None:
+    """A judgment is applied through the source's Python decoder: were it ever to refuse what
+    the native one took, its answer is the one given (counted, dead-lettered), never a crash."""
+    dead: list[object] = []
+    refused = Invalid("schema", "refused by the Python decoder")
+    p = NativePipeline(
+        Settings().evaluation,
+        decoder_for=lambda source: lambda raw: refused,
+        dead_letter=lambda raw, why, source, offset: dead.append((why, source, offset)),
+    )
+    answer = p.offer(JUDGMENTS[0], "j", 3)
+    assert (answer.outcome, answer.invalid) == (INVALID, refused)
+    assert dead == [(refused, "j", 3)]
+    assert p.snapshot().intake.invalid == {"schema": 1}
