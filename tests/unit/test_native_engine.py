@@ -185,13 +185,16 @@ def steps(draw: st.DrawFn) -> list[Step]:
         )
         source = draw(st.sampled_from(SOURCES))
         if kind == "ctl":
-            op = draw(st.sampled_from(("set_idle", "advance", "follow", "look", "forget_source")))
+            op = draw(
+                st.sampled_from(("set_idle", "advance", "follow", "look", "forget_source", "reset"))
+            )
             args: tuple[object, ...] = {
                 "set_idle": (source, draw(st.booleans())),
                 "advance": (),
                 "follow": (now + draw(st.integers(-500, 3_000)),),
                 "look": (),
                 "forget_source": (source,),
+                "reset": (),
             }[op]
             out.append((op, *args))
             continue
