@@ -160,6 +160,11 @@ impl EngineCore {
         )
     }
 
+    /// A new stream after `Pipeline.reset` (the segments seen and the formats stay).
+    fn restart(&mut self) {
+        self.core.restart();
+    }
+
     /// `Joiner.finalize`: the lists whose attribution window ended at or before `watermark`.
     fn finalize<'py>(&mut self, py: Python<'py>, watermark: i64) -> PyResult<Bound<'py, PyList>> {
         let done = self.core.joiner.finalize(watermark);

@@ -119,6 +119,11 @@ class NativePipeline(Coordinator):
         super().__init__(settings, **options)
 
     def _start_join(self) -> None:
+        core = getattr(self, "_core", None)
+        if core is not None:  # a reset: the segments seen outlive it, as the Python engine's
+            core.restart()
+            self._joiner = self._native_join = NativeJoin(core)
+            return
         from streameval import _native  # (built: the caller checked, streameval.engine.select)
 
         s = self._settings

@@ -155,6 +155,27 @@ impl Core {
         }
     }
 
+    /// A new stream (`Pipeline.reset`: a rebalance's re-read): the watermark, the joiner and
+    /// the due point start over; what outlives a rebuild in the Python engine stays: the
+    /// segments seen (the cap counts them since start), the sources' formats and names.
+    pub fn restart(&mut self) {
+        let s = &self.settings;
+        let mut joiner = Joiner::new(
+            s.attribution_ms,
+            s.grades.clone(),
+            s.max_open_lists,
+            s.max_pending_clicks,
+        );
+        if let Some(pb) = self.joiner.pass_bucket() {
+            joiner.keep_unpassed(pb);
+        }
+        self.joiner = joiner;
+        self.tracker = WatermarkTracker::new(s.allowed_lateness_ms);
+        self.due = None;
+        self.finished = false;
+        self.notes.clear();
+    }
+
     /// Decode the records of `source` in `format` (else native).
     pub fn set_format(&mut self, source: &str, format: Format) {
         self.formats.insert(source.to_owned(), format);

@@ -224,3 +224,25 @@ fn a_source_is_decoded_in_its_format() {
         Answer::Impression(Accepted)
     );
 }
+
+#[test]
+fn restart_starts_the_stream_over_but_keeps_the_segments_seen() {
+    let mut c = Core::new(Settings {
+        max_segments: 1,
+        ..core(10).settings().clone()
+    });
+    c.step(imp("r1", 1000).as_bytes(), "s", -1, None, true);
+    assert_eq!(c.segments.len(), 1);
+    c.restart();
+    assert_eq!((c.joiner.open_lists(), c.watermark()), (0, None));
+    // the cap still counts the segment of before: a new one is __other__, the old one itself
+    let other = imp("r2", 1000).replace(r#""ranker":"x""#, r#""ranker":"y""#);
+    c.step(other.as_bytes(), "s", -1, None, true);
+    c.step(imp("r3", 1000).as_bytes(), "s", -1, None, true);
+    let lists = c.joiner.finalize_all();
+    let segs: Vec<Vec<&str>> = lists
+        .iter()
+        .map(|l| c.segments.segment(l.segment).iter().map(|s| &**s).collect())
+        .collect();
+    assert_eq!(segs, vec![vec!["__other__"], vec!["x"]]);
+}

@@ -79,6 +79,11 @@ impl Joiner {
         }
     }
 
+    /// The bucket of the early judged pass, when the lists are kept for it.
+    pub fn pass_bucket(&self) -> Option<i64> {
+        self.pass_bucket
+    }
+
     /// Keep the open lists by bucket for the early judged pass (`pass_bucket_ms`).
     pub fn keep_unpassed(&mut self, bucket_ms: i64) {
         self.pass_bucket = Some(bucket_ms);
