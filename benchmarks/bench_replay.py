@@ -17,6 +17,12 @@ judgments, 1 % noise records), as ``streameval replay`` would read them from one
   ``streameval replay`` runs): judged scores handed out once the watermark passes each
   impression, every list into the detectors' buckets. Row ``replay.detect``: its events/s over
   ``pipeline``'s, same run (target ≥ 0.9).
+* ``pipeline.native``, ``pipeline.native+detect``: the same two with the native engine
+  (:class:`~streameval.engine.native_pipeline.NativePipeline`, ``evaluation.engine =
+  "native"``: the record path in Rust, the per-list back half the Python one), when the
+  extension module is built. Row ``replay.native``: ``pipeline.native+detect`` over
+  ``json.loads`` (issue 32's figure: ≥ 2.0 once every stage is native), and its ratio to
+  ``pipeline+detect`` in the note.
 
 Before timing, the pipeline's intake is checked: every line read lands in one outcome. The
 collector runs with the thresholds ``streameval replay`` sets (:mod:`streameval.gc_policy`;
@@ -42,11 +48,13 @@ from _common import (
     write_json,
 )
 
-from streameval import gc_policy
+from streameval import gc_policy, native
 from streameval.config import EvaluationSettings, Settings
 from streameval.detect import detectors_for
 from streameval.engine import Pipeline
 from streameval.engine.consumers import ListConsumer
+from streameval.engine.coordinator import Coordinator
+from streameval.engine.native_pipeline import NativePipeline
 from streameval.events.decode import decoder
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
@@ -57,15 +65,19 @@ SOURCE = "input"
 
 
 def replay_lines(
-    lines: Sequence[bytes], settings: EvaluationSettings, *, detect: bool = False
-) -> Pipeline:
+    lines: Sequence[bytes],
+    settings: EvaluationSettings,
+    *,
+    detect: bool = False,
+    engine: type[Coordinator] = Pipeline,
+) -> Coordinator:
     """Every line through a fresh pipeline, as ``streameval replay`` does with one log (with the
-    default detectors when ``detect``)."""
+    default detectors when ``detect``; ``engine``: the Python one, or the native one)."""
     consumers: tuple[ListConsumer, ...] = ()
     if detect:
         detectors = detectors_for(Settings(evaluation=settings))
         consumers = () if detectors is None else (detectors,)
-    pipeline = Pipeline(settings, consumers=consumers)
+    pipeline = engine(settings, consumers=consumers)
     pipeline.add_source(SOURCE)
     offer = pipeline.offer
     for offset, line in enumerate(lines):
@@ -123,12 +135,26 @@ def main() -> int:
     gc.freeze()  # the input lines live for the whole run: keep them out of every GC pass
     if not args.default_gc:
         gc_policy.tune()  # the collector's thresholds of the `replay` command
+    native_rows: list[tuple[str, Callable[[], object]]] = []
+    if native.available():
+        got = replay_lines(lines, settings, engine=NativePipeline).snapshot()
+        if repr(got) != repr(replay_lines(lines, settings).snapshot()):  # (floats by bits)
+            print("NATIVE MISMATCH: the engines' snapshots differ", file=sys.stderr)
+            return 1
+        native_rows = [
+            ("pipeline.native", lambda: replay_lines(lines, settings, engine=NativePipeline)),
+            (
+                "pipeline.native+detect",
+                lambda: replay_lines(lines, settings, detect=True, engine=NativePipeline),
+            ),
+        ]
     rows = measure_interleaved(
         [
             ("json.loads", json_loop(lines)),
             ("decode", per_line(decoder(settings.max_record_bytes), lines)),
             ("pipeline", lambda: replay_lines(lines, settings)),
             ("pipeline+detect", lambda: replay_lines(lines, settings, detect=True)),
+            *native_rows,
         ],
         items=n,
         repeats=repeats,
@@ -136,7 +162,7 @@ def main() -> int:
     )
     print(f"timer: {args.timer}, median of {repeats} interleaved repeats")
     print(ratio_table(rows, baseline="json.loads", unit="events/s"))
-    base, decode, pipe, detect = rows
+    base, decode, pipe, detect = rows[:4]
     result = Result(
         "replay",
         pipe.rate,
@@ -156,6 +182,21 @@ def main() -> int:
         target=Target(DETECT_TARGET),
         note="the same replay with the default regression detectors, same run",
     )
+    results = [result.as_dict(), with_detect.as_dict()]
+    if native_rows:
+        nat, nat_detect = rows[4:]
+        native_result = Result(
+            "replay.native",
+            nat_detect.rate,
+            "events/s",
+            baseline=base.rate,
+            baseline_name="json.loads",
+            note=f"the native engine with the default detectors, same run: "
+            f"{nat_detect.rate / detect.rate:.2f} x the Python engine's "
+            f"({nat.rate / pipe.rate:.2f} x without detectors)",
+        )
+        results.append(native_result.as_dict())
+        print(f"native+detect / json.loads = {native_result.ratio:.2f}; {native_result.note}")
     print(f"pipeline / json.loads = {result.ratio:.2f} (target >= {TARGET:g})")
     print(f"with detectors / without = {with_detect.ratio:.2f} (target >= {DETECT_TARGET:g})")
     write_json(
@@ -165,7 +206,7 @@ def main() -> int:
             "events": n,
             "repeats": repeats,
             "timer": args.timer,
-            "results": [result.as_dict(), with_detect.as_dict()],
+            "results": results,
             "rows": [row.as_dict() for row in rows],
         },
     )

@@ -2,12 +2,12 @@
 
 ``pip install .`` builds the extension module ``streameval._native`` from ``native/`` (Rust,
 PyO3, setuptools-rust) where a Rust toolchain exists, and otherwise installs the Python package
-alone (the build is optional). This slice holds its first stage only, the decoder of native JSON
-events (:func:`decode_native`), checked against the Python decoder by
-``tests/unit/test_native_decode.py``. **No engine selection yet**: the Python engine is the only
-engine that runs. The future ``evaluation.engine`` selection calls :func:`unavailable_reason` to
-decide, and logs its answer as the one WARNING at start when the native engine was asked for (or
-is the default) but not built.
+alone (the build is optional). Its stages (decoders, join, scoring, windows, the detectors'
+sums) are each checked against the Python reference by a ``tests/unit/test_native_*.py``; the
+first assembly, :class:`~streameval.engine.native_pipeline.NativePipeline`, runs when
+``evaluation.engine = "native"``. That selection (:mod:`streameval.engine.select`) calls
+:func:`unavailable_reason` to decide, and logs its answer as the one WARNING at start when the
+native engine was asked for but not built.
 """
 
 from __future__ import annotations

@@ -83,5 +83,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_windows::register(m)?;
     crate::python_score::register(m)?;
     crate::python_join::register(m)?;
+    crate::python_engine::register(m)?;
     Ok(())
 }

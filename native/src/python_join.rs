@@ -128,8 +128,12 @@ impl JoinCore {
         let out = PyList::empty(py);
         for note in notes {
             let item = match note {
-                Note::Finalized(l) => self.list_tuple(py, "final", &l)?,
-                Note::Evicted(l) => self.list_tuple(py, "evicted", &l)?,
+                Note::Finalized(l) => {
+                    PyTuple::new(py, list_fields(py, &self.core, "final", &l)?)?.into_any()
+                }
+                Note::Evicted(l) => {
+                    PyTuple::new(py, list_fields(py, &self.core, "evicted", &l)?)?.into_any()
+                }
                 Note::Resolved(o, counted) => ("resolved", o.as_str(), counted)
                     .into_pyobject(py)?
                     .into_any(),
@@ -177,21 +181,19 @@ impl JoinCore {
     }
 }
 
-impl JoinCore {
-    fn list_tuple<'py>(
-        &self,
-        py: Python<'py>,
-        kind: &str,
-        l: &OpenList,
-    ) -> PyResult<Bound<'py, PyAny>> {
+/// The fields of a list as `JoinCore.drain_finalized` gives them (its kind first).
+pub fn list_fields<'py>(
+    py: Python<'py>,
+    core: &Core,
+    kind: &str,
+    l: &OpenList,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    {
         let labels = PyDict::new(py);
         for (k, v) in l.labels() {
             labels.set_item(k, v)?;
         }
-        let segment = PyTuple::new(
-            py,
-            self.core.segments.segment(l.segment).iter().map(|s| &**s),
-        )?;
+        let segment = PyTuple::new(py, core.segments.segment(l.segment).iter().map(|s| &**s))?;
         let (grades, keys, clicked_docs) = match &l.interactions {
             None => (
                 py.None().into_bound(py),
@@ -244,9 +246,9 @@ impl JoinCore {
             teams,
             clicked_docs,
             l.counted_before().into_bound_py_any(py)?,
-            self.core.source(l.source).into_bound_py_any(py)?,
+            core.source(l.source).into_bound_py_any(py)?,
         ];
-        Ok(PyTuple::new(py, fields)?.into_any())
+        Ok(fields)
     }
 }
 

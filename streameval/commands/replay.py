@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from streameval.events.formats import Formats
     from streameval.log_limits import SecondsTimestampLog
     from streameval.report import scored_list_json, snapshot_json, snapshot_table
-    from streameval.runtime.replay import file_decoders, replay
+    from streameval.runtime.replay import file_decoders, file_formats, replay
     from streameval.values import ScoredList
 
     settings = load_settings(args.config)
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         settings,
         on_scored=on_scored,
         decoder_for=file_decoders(formats, args.files),
+        format_of=file_formats(formats, args.files),
         on_seconds=SecondsTimestampLog(),
     )
     replay(

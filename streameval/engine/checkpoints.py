@@ -20,9 +20,9 @@ from streameval.engine.judgments import JudgmentRules
 from streameval.engine.recovery import Checkpoint, Recovery
 from streameval.engine.signals import ListSignals
 from streameval.engine.snapshots import build_snapshot
-from streameval.join import Joiner
+from streameval.engine.stages import EventClock, JoinStage
 from streameval.snapshot import Snapshot
-from streameval.windows import Totals, WatermarkTracker, WindowStore
+from streameval.windows import Totals, WindowStore
 from streameval.windows.store import Bucket
 
 
@@ -30,9 +30,9 @@ class Checkpoints:
     _settings: EvaluationSettings
     _recovery: Recovery
     _judged: JudgedEarly
-    _joiner: Joiner
+    _joiner: JoinStage
     _windows: WindowStore
-    _watermark: WatermarkTracker
+    _watermark: EventClock
     _windowed: Sequence[WindowedConsumer]
     _intake: IntakeCounters
     _totals: Totals

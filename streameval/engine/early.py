@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 
 from streameval.engine.consumers import HoldsJudgedFloor, JudgedEarlyConsumer
-from streameval.join import Joiner, JudgmentStore, OpenList
+from streameval.engine.stages import JoinStage
+from streameval.join import JudgmentStore, OpenList
 from streameval.score.lists import ListScorer
 
 
@@ -61,7 +62,7 @@ class JudgedEarly:
         for early in self._early:
             early.add_judged(judged)
 
-    def pass_judged(self, joiner: Joiner, watermark: int) -> float:
+    def pass_judged(self, joiner: JoinStage, watermark: int) -> float:
         """Hand out the judged score of every list in a bucket the watermark completed (whole
         buckets at a time: one call per bucket, not per impression). Returns the watermark at
         which there is a bucket to hand out next."""
@@ -90,7 +91,7 @@ class JudgedEarly:
             consumer.advance_judged(cut)
         return nxt if nxt == math.inf else (nxt - 1) - (nxt - 1) % bucket + bucket
 
-    def finish(self, joiner: Joiner, end: int | None) -> None:
+    def finish(self, joiner: JoinStage, end: int | None) -> None:
         """End of input: every list not handed out yet, then every bucket before ``end``."""
         for lst in joiner.passed(math.inf):
             self.hand(lst)

@@ -14,9 +14,11 @@ from collections.abc import Callable
 from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for, with_detection
 from streameval.engine.consumers import ListConsumer
+from streameval.engine.coordinator import Coordinator
 from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored
 from streameval.engine.interface import Engine
 from streameval.engine.pipeline import Pipeline
+from streameval.engine.select import FormatOf, build_engine
 from streameval.interleave import InterleavingStore
 from streameval.snapshot import Snapshot
 from streameval.srm import SrmCounter, srm_counter_for
@@ -36,8 +38,9 @@ class Evaluator:
     ``detectors``: the detectors, when the driver has built them already (the daemon does: its
     per-partition collector is made from their spec); else those the settings configure.
     ``feed``: what takes the finalized lists in the detectors' place (the daemon's collector,
-    whose group-wide feed drives the detectors); by default the detectors themselves. The other
-    options are the :class:`Pipeline`'s.
+    whose group-wide feed drives the detectors); by default the detectors themselves.
+    ``format_of``: each source's ``[input]`` format, beside ``decoder_for`` (the native engine
+    decodes by it: :mod:`.select`). The other options are the :class:`Pipeline`'s.
     ``srm``: the sample-ratio test's counter of this process's lists; by default the one the
     settings configure (the daemon with a state topic passes None: its collector counts per
     partition and the group's test runs on the group feed).
@@ -54,6 +57,7 @@ class Evaluator:
         on_scored: OnScored | None = None,
         persist: bool = False,
         decoder_for: DecoderFor | None = None,
+        format_of: FormatOf | None = None,
         on_seconds: Callable[[int, str], None] | None = None,
     ) -> None:
         self.settings = settings
@@ -64,8 +68,9 @@ class Evaluator:
         consumers: list[ListConsumer] = [] if consumer is None else [consumer]
         if self.srm is not None:
             consumers.append(self.srm)
-        self.pipeline = Pipeline(
-            settings.evaluation,
+        self.pipeline = build_engine(
+            settings,
+            format_of=format_of,
             dead_letter=dead_letter,
             on_scored=on_scored,
             consumers=consumers,
@@ -84,5 +89,5 @@ class Evaluator:
         return snapshot if self.srm is None else self.srm.into_snapshot(snapshot)
 
 
-def _implements(pipeline: Pipeline) -> Engine:
-    return pipeline  # (checked by mypy: the Python engine implements the engine interface)
+def _implements(pipeline: Pipeline, engine: Coordinator) -> tuple[Engine, Engine]:
+    return pipeline, engine  # (checked by mypy: the Python engine implements the engine interface)

@@ -1,109 +1,34 @@
-"""The coordinator of the engine: offer → join → score → fold, by records and event time only.
+"""The Python engine: the per-record path (decode → future skew → watermark → join) of the
+coordinator (:mod:`.coordinator`), by records and event time only.
 
 It owns no I/O and reads no clock. A driver (``replay``, ``demo``, the Kafka daemon) hands it raw
 records with the source they came from, tells it which sources are idle, and reads
 :meth:`Pipeline.snapshot` for export. Every record read ends in exactly one intake outcome
 (:mod:`.intake`). What is not the path of a record lives beside it: the keyed-judgment rules
 (:mod:`.judgments`), the offsets and checkpoints of recovery (:mod:`.recovery`), the early
-judged fan-out (:mod:`.early`), and the snapshot (:mod:`.snapshots`).
+judged fan-out (:mod:`.early`), the snapshot (:mod:`.snapshots`), and the per-list back half
+shared with the native engine (:mod:`.coordinator`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-
-from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
-from streameval.engine.checkpoints import Checkpoints
-from streameval.engine.consumers import (
-    DeclinesJudged,
-    JudgedEarlyConsumer,
-    ListConsumer,
-    WindowedConsumer,
-)
-from streameval.engine.early import JudgedEarly
-from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored, SourceDecoders
-from streameval.engine.intake import OFFERED, IntakeCounters, Offered
-from streameval.engine.judgments import JudgmentRules
-from streameval.engine.progress import EventTime
-from streameval.engine.recovery import Recovery
-from streameval.engine.signals import ListSignals
+from streameval.engine.coordinator import Coordinator
+from streameval.engine.intake import OFFERED, Offered
 from streameval.epoch import SECONDS_BELOW_MS
-from streameval.events.decode import Invalid, decoder, dedup_key
+from streameval.events.decode import Invalid, dedup_key
 from streameval.events.models import Impression, Judgment
-from streameval.interleave import InterleavingStore
-from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
-from streameval.score.lists import ListScorer
-from streameval.values import ACCEPTED, EVICTED, INVALID, PENDING, RELEVANCE_SOURCES
-from streameval.windows import Totals, WatermarkTracker, WindowSpec, WindowStore
+from streameval.join import Joiner
+from streameval.values import ACCEPTED, INVALID, PENDING
+from streameval.windows import WatermarkTracker
 
 
-class Pipeline(EventTime, Checkpoints):
-    """The engine (docs/design.md §13): records in (:meth:`offer`), scored lists out to its
-    consumers; event time, checkpoints and snapshot: :mod:`.progress`, :mod:`.checkpoints`."""
+class Pipeline(Coordinator):
+    """The Python engine (docs/design.md §13), the reference: records in (:meth:`offer`)."""
 
-    def __init__(
-        self,
-        settings: EvaluationSettings,
-        *,
-        dead_letter: DeadLetter | None = None,
-        on_scored: OnScored | None = None,
-        consumers: Sequence[ListConsumer] = (),
-        windowed: Sequence[WindowedConsumer] | None = None,
-        persist: bool = False,
-        decoder_for: DecoderFor | None = None,
-        on_seconds: Callable[[int, str], None] | None = None,
-        judges: JudgesSettings | None = None,
-        propensity: PropensitySettings | None = None,
-    ) -> None:
-        self._settings = settings
-        #: told (event time, source) of each impression or click whose event time is surely
-        #: epoch seconds (streameval.epoch): to say so; the event is counted as any other
-        self._on_seconds = on_seconds
-        #: fed like the windows (not the lists of buckets loaded from the state topic: they load
-        #: those buckets instead); unless told otherwise, interleaving (DESIGN §10)
-        self._windowed = tuple([InterleavingStore.of(settings)] if windowed is None else windowed)
-        #: further consumers of finalized lists beside the windows (detectors)
-        self._consumers = tuple(consumers)
-        #: those of them told of a re-read (:meth:`reset`), and those that take judged scores
-        #: once the watermark passes the impression (not one that declines them: then nothing
-        #: is scored early, nor kept for it)
-        self._resettable = tuple(c for c in self._consumers if isinstance(c, JudgedEarlyConsumer))
-        self._early = tuple(
-            c for c in self._resettable if not isinstance(c, DeclinesJudged) or c.takes_judged
-        )
-        #: per source, its decoder (each asked of ``decoder_for`` once; else native and UBI)
-        self._decoders = SourceDecoders(decoder(settings.max_record_bytes), decoder_for)
-        self._dead_letter = dead_letter
-        self._on_scored = on_scored
-        self._segments = SegmentCapper(settings.segment_labels, settings.max_segments)
-        self._grades = InteractionGrades(
-            by_action=dict(settings.implicit_grades),
-            dwell_min_ms=settings.dwell_grade.min_ms,
-            dwell_grade=settings.dwell_grade.grade,
-        )
-        self._scorer = ListScorer(settings)
-        self._attribution = settings.attribution_window
-        self._bucket_ms = settings.bucket
-        self._max_future_skew = settings.max_future_skew
-        # what outlives a rebuild: the judgment table and the since-start counters
-        self._rules = JudgmentRules(settings.max_judgment_ids)
-        self._judgments = self._rules.store
-        self._closed_ids_dropped = 0  # by the joiners of earlier streams (before a reset)
-        self._intake = IntakeCounters()
-        self._totals = Totals()
-        self._recovery = Recovery(
-            settings.bucket, max(settings.windows) + settings.allowed_lateness, persist
-        )
-        self._judged = JudgedEarly(self._early, self._scorer, self._judgments, settings.bucket)
-        #: the trust signals' sources and bookkeeping per finalized list (DESIGN §12)
-        self._signals = ListSignals(settings, judges, propensity, self._judgments, self._scorer)
-        self._start_stream()
-
-    def _start_stream(self) -> None:
-        """The state built from the impression and click streams (rebuilt by :meth:`reset`)."""
+    def _start_join(self) -> None:
         settings = self._settings
-        self._joiner = Joiner(
+        # (typed as themselves for :meth:`offer`; the coordinator reads them as its stages)
+        self._join = self._joiner = Joiner(
             attribution_ms=settings.attribution_window,
             grades=self._grades,
             segment_of=self._segments.segment_of,
@@ -111,23 +36,7 @@ class Pipeline(EventTime, Checkpoints):
             max_pending_clicks=settings.max_pending_clicks,
             pass_bucket_ms=settings.bucket if self._early else None,
         )
-        self._windows = WindowStore([WindowSpec(w, settings.bucket) for w in settings.windows])
-        self._watermark = WatermarkTracker(settings.allowed_lateness)
-        recovery = self._recovery
-        recovery.start_stream()
-        # (the dicts of the recovery bookkeeping that every record reads, at hand)
-        self._counted, self._next_offset = recovery.counted, recovery.next_offset
-        self._persisted_before = recovery.persisted_before
-        self._judged.start_stream()
-        self._signals.start_stream()
-        # the watermark at which advance() has work to do next (a list to finalize, a waiting
-        # click to expire, a finalized id to forget, a bucket to drop); at which a list's
-        # impression is passed (judged scores handed early); and the horizon at which the
-        # consumers are next told it (the next bucket's start: they act per complete bucket)
-        self._due: float = math.inf
-        self._early_due: float = math.inf
-        self._consumers_due: float = -math.inf
-        self._finished = False
+        self._tracker = self._watermark = WatermarkTracker(settings.allowed_lateness)
 
     def offer(
         self,
@@ -181,10 +90,10 @@ class Pipeline(EventTime, Checkpoints):
         ):  # (else offsets only grew since: the smallest of its bucket is noted already)
             recovery.note_offset(source, ts, offset)
         # the watermark the event is judged against (as of before it), and the one it leaves
-        before, watermark = self._watermark.observe(source, ts)
+        before, watermark = self._tracker.observe(source, ts)
         if type(event) is Impression:
             horizon_before = None if counted_before is None else counted_before[0]
-            outcome, resolved = self._joiner.add_impression(
+            outcome, resolved = self._join.add_impression(
                 event,
                 before,
                 counted_before=horizon_before is not None and ts <= horizon_before,
@@ -200,7 +109,7 @@ class Pipeline(EventTime, Checkpoints):
             kind = "impression"
         else:
             key = dedup_key(event, raw)
-            outcome = self._joiner.add_click(event, key, before, counted=count)
+            outcome = self._join.add_click(event, key, before, counted=count)
             self._intake.count(outcome, "click", count)
             if outcome is PENDING and ts + 1 < self._due:
                 self._due = ts + 1  # expires once the watermark passes it
@@ -211,81 +120,3 @@ class Pipeline(EventTime, Checkpoints):
             if watermark >= self._due:
                 self._advance(watermark)
         return OFFERED[outcome, kind]
-
-    def _opened(self, ts: int) -> None:
-        """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
-        due = ts + self._attribution  # when this list is finalized
-        self._due = min(self._due, due)
-        if self._early and ts < self._early_due:  # (else its bucket's end is not earlier)
-            # its judged score goes out once the watermark completes its bucket
-            due = ts - ts % self._bucket_ms + self._bucket_ms
-            self._early_due = min(self._early_due, due)
-        for _ in self._joiner.evict_over_cap():
-            for relevance in (*RELEVANCE_SOURCES, *self._signals.extra_sources):
-                self._totals.count_outcome(relevance, EVICTED)
-
-    def offer_judgment(
-        self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1
-    ) -> Offered:
-        """A record of a compacted judgment topic (DESIGN: keyed by query and doc). A value is
-        offered as usual and remembered under its key; a tombstone (no value) deletes what its
-        key's latest value set (:meth:`.judgments.JudgmentRules.tombstone`). The key is the
-        identity here: a value is a duplicate when it changes nothing its key's judge said (a
-        redelivery), whatever its ``event_id``."""
-        if raw is None and key is not None:
-            outcome = self._rules.tombstone(key)
-            self._intake.count(outcome, "judgment", True)
-            return OFFERED[outcome, "judgment"]
-        return self.offer(raw or b"", source, record_ms=record_ms, judgment_key=key)
-
-    def _advance(self, watermark: int) -> None:
-        """Finalize and score every list the watermark (the tracker's, as just read) has closed;
-        expire waiting clicks; tell the consumers of each bucket the horizon entered."""
-        joiner = self._joiner
-        if watermark >= self._early_due:
-            self._early_due = self._judged.pass_judged(joiner, watermark)
-        for lst in joiner.finalize(watermark):
-            self._fold(lst)
-        expired = joiner.expire_pending(watermark)
-        if expired:
-            self._intake.unmatched_from_pending(expired)
-        horizon = watermark - self._attribution
-        if horizon >= self._consumers_due:  # the horizon entered a bucket: consumers act
-            for windowed in self._windowed:
-                windowed.advance(horizon)
-            for consumer in self._consumers:
-                consumer.advance(horizon)
-            self._consumers_due = horizon - horizon % self._bucket_ms + self._bucket_ms
-        windows = self._windows
-        windows.evict(horizon)
-        self._signals.advance(horizon)
-        drop = windows.next_eviction()  # the horizon at which the oldest bucket goes
-        self._due = min(
-            joiner.next_due(),
-            math.inf if drop is None else drop + self._attribution,
-        )
-
-    def _fold(self, lst: OpenList) -> None:
-        if self._early and lst.early is None and not self._judged.below_floor(lst):
-            # finalized before the watermark completed its bucket (an attribution window
-            # shorter than a bucket): its judged score goes out now, still before the bucket
-            # closes, and is reused just below
-            self._judged.hand(lst)
-        signals = self._signals
-        scored = signals.score(lst, self._scorer.score(lst, self._judgments))
-        persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
-        folded = persisted is None or lst.timestamp >= persisted
-        signals.fold(lst, scored, folded)
-        if folded:
-            self._windows.add(scored)
-            for windowed in self._windowed:
-                windowed.add(scored)
-            unpersisted = self._recovery.unpersisted
-            if unpersisted is not None:
-                unpersisted.add(lst.source, scored)
-        if not lst.counted_before:
-            self._totals.count_list(scored)
-        if self._on_scored is not None:
-            self._on_scored(scored)
-        for consumer in self._consumers:
-            consumer.add(scored)

@@ -14,14 +14,15 @@ from streameval.engine.consumers import JudgedEarlyConsumer, ListConsumer, Windo
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import IntakeCounters
 from streameval.engine.recovery import Recovery
-from streameval.join import Joiner, OpenList
-from streameval.windows import WatermarkTracker, bucket_start
+from streameval.engine.stages import EventClock, JoinStage
+from streameval.join import OpenList
+from streameval.windows import bucket_start
 
 
 class EventTime:
     _settings: EvaluationSettings
-    _watermark: WatermarkTracker
-    _joiner: Joiner
+    _watermark: EventClock
+    _joiner: JoinStage
     _judged: JudgedEarly
     _early: tuple[JudgedEarlyConsumer, ...]
     _consumers: Sequence[ListConsumer]

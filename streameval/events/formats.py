@@ -108,6 +108,10 @@ class Formats:
         """``decoder_for`` of the daemon: sources are ``topic/partition``."""
         return self.for_topic(source.rpartition("/")[0] or source)
 
+    def format_by_topic_source(self, source: str) -> SourceFormat:
+        """The format of a daemon's source (``topic/partition``): for the native engine."""
+        return self.topic_format(source.rpartition("/")[0] or source)
+
     def check(self) -> None:
         """Build every configured decoder now (schema files parsed, mappings compiled), so a
         wrong one fails at start, naming its key."""

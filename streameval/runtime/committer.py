@@ -47,7 +47,7 @@ from collections.abc import Callable
 from kafka.errors import KafkaError
 
 from streameval.detect.persisted import PAIRS, SRM
-from streameval.engine import Pipeline
+from streameval.engine.interface import Engine
 from streameval.group.collector import PartitionCollector
 from streameval.group.feed import GroupFeed
 from streameval.kafka.checkpoint import Checkpoint
@@ -65,7 +65,7 @@ class Committer:
 
     def __init__(
         self,
-        pipeline: Pipeline,
+        pipeline: Engine,
         dead_letters: DeadLetters,
         *,
         clock: Callable[[], float],

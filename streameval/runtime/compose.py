@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from streameval.config import Settings
 from streameval.detect import Detectors, detectors_for
-from streameval.engine import Pipeline
+from streameval.engine.coordinator import Coordinator
 from streameval.engine.evaluator import FROM_SETTINGS, Evaluator
 from streameval.errors import ConfigError
 from streameval.events.decode import Invalid
@@ -44,7 +44,7 @@ class Evaluation:
     srm_test: SrmTest | None = None
 
     @property
-    def pipeline(self) -> Pipeline:
+    def pipeline(self) -> Coordinator:
         return self.evaluator.pipeline
 
     @property
@@ -96,6 +96,7 @@ def evaluation_for(
         dead_letter=dead_letter,
         persist=bool(settings.kafka.state_topic),
         decoder_for=formats.by_topic_source,
+        format_of=formats.format_by_topic_source,
         on_seconds=SecondsTimestampLog(),
     )
     return Evaluation(evaluator, collector, pair_tests, srm_test)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from streameval.engine import Pipeline
+from streameval.engine.interface import Engine
 from streameval.group.collector import PartitionCollector
 from streameval.group.feed import GroupFeed
 from streameval.kafka.partition import source_of
@@ -19,7 +19,7 @@ _LOG = logging.getLogger("streameval.daemon")  # the daemon's log lines keep the
 class Idleness:
     def __init__(
         self,
-        pipeline: Pipeline,
+        pipeline: Engine,
         health: Health,
         *,
         attribution_window_ms: int,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from streameval.config import Settings
-from streameval.engine import Pipeline
+from streameval.engine.interface import Engine
 from streameval.group.collector import PartitionCollector
 from streameval.group.feed import GroupFeed
 from streameval.kafka.partition import Partition
@@ -25,7 +25,7 @@ class Rebalance:
     def __init__(
         self,
         settings: Settings,
-        pipeline: Pipeline,
+        pipeline: Engine,
         committer: Committer,
         health: Health,
         *,

@@ -9,11 +9,13 @@ open list is finalized. The same logs always give the same output.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
-from streameval.engine import DecoderFor, Pipeline
+from streameval.config import SourceFormat
+from streameval.engine import DecoderFor
+from streameval.engine.interface import Engine
 from streameval.errors import InputError
 from streameval.events.formats import Formats
 
@@ -37,6 +39,16 @@ def file_decoders(formats: Formats, paths: Sequence[str]) -> DecoderFor:
     it (``input.files``, else ``input.default``)."""
     by_source = {source_name(i): formats.for_file(path) for i, path in enumerate(paths)}
     return by_source.__getitem__
+
+
+def file_formats(formats: Formats, paths: Sequence[str]) -> Callable[[str], SourceFormat]:
+    """``format_of`` of a replay of ``paths`` (beside :func:`file_decoders`): each file's format,
+    for the native engine's decoders."""
+    by_source = {source_name(i): formats.file_format(path) for i, path in enumerate(paths)}
+    return by_source.__getitem__
+
+
+E = TypeVar("E", bound=Engine)
 
 
 def lines(fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
@@ -72,13 +84,13 @@ def _records(path: str, fh: BinaryIO, formats: Formats | None) -> Iterator[tuple
 
 
 def replay(
-    pipeline: Pipeline,
+    pipeline: E,
     paths: Sequence[str],
     *,
     progress: bool | None = None,
     finish: bool = True,
     formats: Formats | None = None,
-) -> Pipeline:
+) -> E:
     """Feed every record of ``paths`` to ``pipeline``; then finish it (finalize every open list)
     unless ``finish`` is false, which leaves the state as a caught-up daemon would hold it.
     ``formats``: the ``[input]`` formats, for files read as Avro container files (the pipeline's

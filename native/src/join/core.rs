@@ -7,13 +7,15 @@
 
 use std::collections::HashMap;
 
-use crate::decode::{decode_native, Event};
+use crate::decode::{decode_native, Event, Invalid};
 use crate::join::grades::InteractionGrades;
 use crate::join::joiner::Joiner;
 use crate::join::key::dedup_key;
 use crate::join::open_list::OpenList;
 use crate::join::segments::SegmentCapper;
 use crate::join::Outcome;
+use crate::mapped::MappedDecoder;
+use crate::ubi;
 use crate::watermark::WatermarkTracker;
 
 /// The evaluation settings the join reads (`streameval.config.EvaluationSettings`).
@@ -44,6 +46,42 @@ pub enum Answer {
     },
 }
 
+/// The format a source is decoded in (`[input]`, DESIGN §11); Avro is not decoded here.
+#[derive(Debug)]
+pub enum Format {
+    Native,
+    /// a native event, or else UBI (`format = "auto"`)
+    Auto,
+    Ubi,
+    Mapped(Box<MappedDecoder>),
+}
+
+impl Format {
+    /// The event, or why the record is invalid and the field (a JSON Pointer) of a mapped
+    /// record that did not map (else "").
+    fn decode(&self, raw: &[u8], max_bytes: usize) -> Result<Event, (Invalid, String)> {
+        let plain = |r: Result<Event, Invalid>| r.map_err(|i| (i, String::new()));
+        match self {
+            Format::Native => plain(decode_native(raw, max_bytes)),
+            Format::Auto => plain(ubi::decode(raw, max_bytes)),
+            Format::Ubi => plain(ubi::decode_ubi(raw, max_bytes)),
+            Format::Mapped(m) => m.decode(raw),
+        }
+    }
+}
+
+/// One record's path through the join without finalization (`NativePipeline.offer`): its
+/// answer, its event time (None: invalid), the watermark the tracker read after it, and the
+/// waiting clicks an accepted impression resolved; for an invalid mapped record, its field.
+#[derive(Debug)]
+pub struct Step {
+    pub answer: Answer,
+    pub field: String,
+    pub ts: Option<i64>,
+    pub watermark: Option<i64>,
+    pub resolved: Vec<(Outcome, bool)>,
+}
+
 /// What the join handed out, in order: lists finalized or evicted, waiting clicks resolved by
 /// their impression (their outcome, and whether counted when read), and waiting clicks expired
 /// (how many of them had been counted when read; noted when not zero).
@@ -58,7 +96,9 @@ pub enum Note {
 #[derive(Debug)]
 pub struct Core {
     settings: Settings,
-    tracker: WatermarkTracker,
+    pub tracker: WatermarkTracker,
+    /// per source, its format (else native)
+    formats: HashMap<String, Format>,
     pub joiner: Joiner,
     pub segments: SegmentCapper,
     sources: Vec<String>,
@@ -79,6 +119,7 @@ impl Core {
         );
         Core {
             tracker: WatermarkTracker::new(settings.allowed_lateness_ms),
+            formats: HashMap::new(),
             segments: SegmentCapper::new(settings.segment_labels.clone(), settings.max_segments),
             joiner,
             settings,
@@ -100,6 +141,10 @@ impl Core {
         id
     }
 
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     pub fn source(&self, id: u32) -> &str {
         &self.sources[id as usize]
     }
@@ -108,6 +153,32 @@ impl Core {
         if self.due.is_none_or(|d| at < d) {
             self.due = Some(at);
         }
+    }
+
+    /// A new stream (`Pipeline.reset`: a rebalance's re-read): the watermark, the joiner and
+    /// the due point start over; what outlives a rebuild in the Python engine stays: the
+    /// segments seen (the cap counts them since start), the sources' formats and names.
+    pub fn restart(&mut self) {
+        let s = &self.settings;
+        let mut joiner = Joiner::new(
+            s.attribution_ms,
+            s.grades.clone(),
+            s.max_open_lists,
+            s.max_pending_clicks,
+        );
+        if let Some(pb) = self.joiner.pass_bucket() {
+            joiner.keep_unpassed(pb);
+        }
+        self.joiner = joiner;
+        self.tracker = WatermarkTracker::new(s.allowed_lateness_ms);
+        self.due = None;
+        self.finished = false;
+        self.notes.clear();
+    }
+
+    /// Decode the records of `source` in `format` (else native).
+    pub fn set_format(&mut self, source: &str, format: Format) {
+        self.formats.insert(source.to_owned(), format);
     }
 
     /// One record read from `source` (`record_ms`: its Kafka timestamp, or ≤ 0).
@@ -121,13 +192,56 @@ impl Core {
         counted_before: bool,
         counted: bool,
     ) -> Answer {
-        let event = match decode_native(raw, self.settings.max_record_bytes) {
-            Err(invalid) => {
-                return Answer::Invalid {
-                    reason: invalid.reason,
-                    detail: invalid.detail,
-                }
+        let horizon = counted_before.then_some(i64::MAX);
+        let step = self.step(raw, source, record_ms, horizon, counted);
+        self.notes.extend(
+            step.resolved
+                .into_iter()
+                .map(|(outcome, counted)| Note::Resolved(outcome, counted)),
+        );
+        if let Answer::Impression(Outcome::Accepted) = step.answer {
+            let ts = step.ts.expect("an impression's time");
+            self.lower_due(ts + self.settings.attribution_ms);
+            let evicted = self.joiner.evict_over_cap();
+            self.notes.extend(evicted.into_iter().map(Note::Evicted));
+        }
+        if let Answer::Click(Outcome::Pending) = step.answer {
+            self.lower_due(step.ts.expect("a click's time") + 1); // expires once passed
+        }
+        if let Some(wm) = step.watermark {
+            if self.due.is_some_and(|d| wm >= d) {
+                self.advance_to(wm);
             }
+        }
+        step.answer
+    }
+
+    /// Decode, the future-skew check, the watermark and the join of one record, and nothing
+    /// after (no eviction, no finalization: the caller decides, as `Pipeline.offer` does).
+    /// `horizon_before`: the horizon a previous run counted lists through, for this source
+    /// (an impression at or before it is `counted_before`).
+    pub fn step(
+        &mut self,
+        raw: &[u8],
+        source: &str,
+        record_ms: i64,
+        horizon_before: Option<i64>,
+        counted: bool,
+    ) -> Step {
+        let max_bytes = self.settings.max_record_bytes;
+        let decoded = match self.formats.get(source) {
+            Some(format) => format.decode(raw, max_bytes),
+            None => decode_native(raw, max_bytes).map_err(|i| (i, String::new())),
+        };
+        let invalid = |reason, detail, field| Step {
+            answer: Answer::Invalid { reason, detail },
+            field,
+            ts: None,
+            watermark: None,
+            resolved: Vec::new(),
+        };
+        let event = match decoded {
+            Err((e, field)) => return invalid(e.reason, e.detail, field),
             Ok(event) => event,
         };
         let ts = match &event {
@@ -139,22 +253,29 @@ impl Core {
             let ahead = ts - record_ms;
             let skew = self.settings.max_future_skew_ms;
             if ahead > skew {
-                return Answer::Invalid {
-                    reason: "future_timestamp",
-                    detail: format!(
-                        "event time {ahead} ms after its record's timestamp \
-                         (max_future_skew {skew} ms)"
-                    ),
-                };
+                let detail = format!(
+                    "event time {ahead} ms after its record's timestamp \
+                     (max_future_skew {skew} ms)"
+                );
+                return invalid("future_timestamp", detail, String::new());
             }
         }
-        let (before, watermark) = match &event {
-            Event::Judgment(_) => return Answer::Judgment,
-            _ => self.tracker.observe(source, ts),
+        let mut step = Step {
+            answer: Answer::Judgment,
+            field: String::new(),
+            ts: Some(ts),
+            watermark: None,
+            resolved: Vec::new(),
         };
-        let answer = match &event {
+        if let Event::Judgment(_) = event {
+            return step;
+        }
+        let (before, watermark) = self.tracker.observe(source, ts);
+        step.watermark = watermark;
+        step.answer = match &event {
             Event::Impression(e) => {
                 let source = self.source_id(source);
+                let counted_before = horizon_before.is_some_and(|h| ts <= h);
                 let (outcome, resolved) = self.joiner.add_impression(
                     e,
                     before,
@@ -162,34 +283,16 @@ impl Core {
                     counted_before,
                     source,
                 );
-                self.notes.extend(
-                    resolved
-                        .into_iter()
-                        .map(|(outcome, counted)| Note::Resolved(outcome, counted)),
-                );
-                if outcome == Outcome::Accepted {
-                    self.lower_due(ts + self.settings.attribution_ms);
-                    let evicted = self.joiner.evict_over_cap();
-                    self.notes.extend(evicted.into_iter().map(Note::Evicted));
-                }
+                step.resolved = resolved;
                 Answer::Impression(outcome)
             }
             Event::Click(e) => {
                 let key = dedup_key(e.event_id.as_deref(), raw);
-                let outcome = self.joiner.add_click(e, &key, before, counted);
-                if outcome == Outcome::Pending {
-                    self.lower_due(ts + 1); // expires once the watermark passes it
-                }
-                Answer::Click(outcome)
+                Answer::Click(self.joiner.add_click(e, &key, before, counted))
             }
             Event::Judgment(_) => Answer::Judgment,
         };
-        if let Some(wm) = watermark {
-            if self.due.is_some_and(|d| wm >= d) {
-                self.advance_to(wm);
-            }
-        }
-        answer
+        step
     }
 
     /// `Pipeline._advance` for the join: finalize, expire, and the next due point.

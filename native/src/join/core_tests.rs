@@ -164,3 +164,85 @@ fn evicted_over_the_cap_and_then_its_clicks_late() {
         Answer::Click(Late)
     );
 }
+
+#[test]
+fn step_joins_without_finalizing_and_tells_time_watermark_and_resolved() {
+    let mut c = core(10);
+    c.add_source("s");
+    let s = c.step(clk("r1", 1000, "e1").as_bytes(), "s", -1, None, true);
+    assert_eq!(
+        (s.answer, s.ts, s.watermark),
+        (Answer::Click(Pending), Some(1000), Some(990))
+    );
+    let s = c.step(imp("r1", 990).as_bytes(), "s", -1, None, true);
+    assert_eq!(s.answer, Answer::Impression(Accepted));
+    assert_eq!(s.resolved, vec![(Accepted, true)]);
+    // far ahead: the watermark passes r1's deadline, but step leaves finalizing to the caller
+    let s = c.step(imp("r2", 5000).as_bytes(), "s", -1, Some(6000), true);
+    assert_eq!(s.watermark, Some(4990));
+    assert_eq!(c.joiner.open_lists(), 2);
+    assert!(c.notes.is_empty());
+    let done = c.joiner.finalize(4990);
+    assert_eq!(done.len(), 1);
+    assert!(!done[0].counted_before());
+    // r2 at or before the horizon a previous run counted: counted before
+    assert!(c.joiner.finalize_all()[0].counted_before());
+    let s = c.step(b"{", "s", -1, None, true);
+    assert!(matches!(
+        s.answer,
+        Answer::Invalid {
+            reason: "bad_json",
+            ..
+        }
+    ));
+    assert_eq!((s.ts, s.field.as_str()), (None, ""));
+}
+
+#[test]
+fn a_source_is_decoded_in_its_format() {
+    let mut c = core(10);
+    let ubi = br#"{"query_id":"r9","query_response_hit_ids":["a"],"timestamp":1000}"#;
+    // native: a UBI query is not a native event; UBI and auto: an impression
+    let s = c.step(ubi, "n", -1, None, true);
+    assert!(matches!(s.answer, Answer::Invalid { .. }));
+    c.set_format("u", Format::Ubi);
+    c.set_format("a", Format::Auto);
+    assert_eq!(
+        c.step(ubi, "u", -1, None, true).answer,
+        Answer::Impression(Accepted)
+    );
+    assert_eq!(
+        c.step(ubi, "a", -1, None, true).answer,
+        Answer::Impression(Duplicate)
+    );
+    // a native event read from a UBI source is not UBI
+    let s = c.step(imp("r1", 1000).as_bytes(), "u", -1, None, true);
+    assert!(matches!(s.answer, Answer::Invalid { .. }));
+    assert_eq!(
+        c.step(imp("r1", 1000).as_bytes(), "a", -1, None, true)
+            .answer,
+        Answer::Impression(Accepted)
+    );
+}
+
+#[test]
+fn restart_starts_the_stream_over_but_keeps_the_segments_seen() {
+    let mut c = Core::new(Settings {
+        max_segments: 1,
+        ..core(10).settings().clone()
+    });
+    c.step(imp("r1", 1000).as_bytes(), "s", -1, None, true);
+    assert_eq!(c.segments.len(), 1);
+    c.restart();
+    assert_eq!((c.joiner.open_lists(), c.watermark()), (0, None));
+    // the cap still counts the segment of before: a new one is __other__, the old one itself
+    let other = imp("r2", 1000).replace(r#""ranker":"x""#, r#""ranker":"y""#);
+    c.step(other.as_bytes(), "s", -1, None, true);
+    c.step(imp("r3", 1000).as_bytes(), "s", -1, None, true);
+    let lists = c.joiner.finalize_all();
+    let segs: Vec<Vec<&str>> = lists
+        .iter()
+        .map(|l| c.segments.segment(l.segment).iter().map(|s| &**s).collect())
+        .collect();
+    assert_eq!(segs, vec![vec!["__other__"], vec!["x"]]);
+}

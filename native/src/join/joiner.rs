@@ -7,6 +7,7 @@
 //! The open lists live in a slab (a vector of slots, reused); the index by request id is a
 //! hash table of slot numbers that compares through the slot, so an id is stored once.
 
+use std::collections::BTreeMap;
 use std::hash::{BuildHasher, RandomState};
 
 use hashbrown::HashTable;
@@ -38,6 +39,11 @@ pub struct Joiner {
     seq: u64,
     closed: ClosedIds,
     pending: PendingClicks,
+    /// the bucket of `Joiner._pass_bucket` (None: lists are not kept for the early judged pass)
+    pass_bucket: Option<i64>,
+    /// the lists the watermark has not passed yet by their bucket's start: (slot, seq), the
+    /// seq telling a slot's list from a later one in the same slot (`Joiner._unpassed`)
+    unpassed: BTreeMap<i64, Vec<(u32, u64)>>,
 }
 
 fn key_of(slots: &[Option<OpenList>]) -> impl Fn(u32) -> (i64, u64) + '_ {
@@ -68,7 +74,19 @@ impl Joiner {
             seq: 0,
             closed: ClosedIds::new(2 * attribution_ms, max_open_lists),
             pending: PendingClicks::new(max_pending_clicks),
+            pass_bucket: None,
+            unpassed: BTreeMap::new(),
         }
+    }
+
+    /// The bucket of the early judged pass, when the lists are kept for it.
+    pub fn pass_bucket(&self) -> Option<i64> {
+        self.pass_bucket
+    }
+
+    /// Keep the open lists by bucket for the early judged pass (`pass_bucket_ms`).
+    pub fn keep_unpassed(&mut self, bucket_ms: i64) {
+        self.pass_bucket = Some(bucket_ms);
     }
 
     fn find(&self, request_id: &str) -> Option<u32> {
@@ -132,6 +150,10 @@ impl Joiner {
             hasher.hash_one(slots[s as usize].as_ref().map_or("", |l| l.request_id()))
         });
         self.deadlines.push(slot, key_of(&self.slots));
+        if let Some(pb) = self.pass_bucket {
+            let b = ts - ts.rem_euclid(pb);
+            self.unpassed.entry(b).or_default().push((slot, self.seq));
+        }
         let waiting = self.pending.take(rid);
         let resolved = waiting
             .iter()
@@ -223,6 +245,34 @@ impl Joiner {
             out.push(list);
         }
         out
+    }
+
+    /// `Joiner.passed`: the slots of the lists still open of every bucket that starts before
+    /// `cut` (None: every bucket), bucket by bucket in time order, handed out once.
+    pub fn passed(&mut self, cut: Option<i64>) -> Vec<u32> {
+        let due = match cut {
+            None => std::mem::take(&mut self.unpassed),
+            Some(cut) => {
+                let rest = self.unpassed.split_off(&cut);
+                std::mem::replace(&mut self.unpassed, rest)
+            }
+        };
+        let slots = &self.slots;
+        due.into_values()
+            .flatten()
+            .filter(|&(slot, seq)| slots[slot as usize].as_ref().is_some_and(|l| l.seq == seq))
+            .map(|(slot, _)| slot)
+            .collect()
+    }
+
+    /// `Joiner.next_passed`: the start of the earliest bucket not handed out yet, + 1.
+    pub fn next_passed(&self) -> Option<i64> {
+        self.unpassed.keys().next().map(|b| b + 1)
+    }
+
+    /// The open list of a slot `passed` answered.
+    pub fn list(&self, slot: u32) -> &OpenList {
+        self.slots[slot as usize].as_ref().expect("an open slot")
     }
 
     /// Waiting clicks whose own time the watermark has passed (all when None): unmatched.

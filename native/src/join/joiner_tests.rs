@@ -182,3 +182,40 @@ fn ten_result_lists_cost_under_256_bytes_each() {
     eprintln!("open lists: {per_list} B per 10-result list (capacities)");
     assert!(per_list <= 256, "{per_list} B per open list");
 }
+
+#[test]
+fn passed_hands_each_open_list_of_the_completed_buckets_once_by_bucket() {
+    let (mut j, mut s) = joiner(2, 10);
+    j.keep_unpassed(1000);
+    for (rid, ts) in [("r1", 1500), ("r2", 200), ("r3", 2100)] {
+        j.add_impression(&imp(rid, ts, false), None, &mut s, false, 0);
+    }
+    // over the cap of 2: the oldest (r2) is evicted, and is not passed
+    assert_eq!(rids(&j.evict_over_cap()), vec!["r2"]);
+    // r2 evicted, then opened again in the same slot and bucket: passed once, as the new list
+    j.add_impression(&imp("r2", 300, false), None, &mut s, false, 0);
+    assert_eq!(j.next_passed(), Some(1));
+    let passed: Vec<&str> = j
+        .passed(Some(2000))
+        .into_iter()
+        .map(|slot| j.list(slot).request_id())
+        .collect();
+    assert_eq!(passed, vec!["r2", "r1"]); // bucket 0 first, then bucket 1000
+    assert_eq!(j.next_passed(), Some(2001));
+    assert!(j.passed(Some(2000)).is_empty()); // once
+    let rest: Vec<&str> = j
+        .passed(None)
+        .into_iter()
+        .map(|slot| j.list(slot).request_id())
+        .collect();
+    assert_eq!(rest, vec!["r3"]);
+    assert_eq!(j.next_passed(), None);
+}
+
+#[test]
+fn without_keep_unpassed_nothing_is_kept() {
+    let (mut j, mut s) = joiner(10, 10);
+    j.add_impression(&imp("r1", 1500, false), None, &mut s, false, 0);
+    assert_eq!(j.next_passed(), None);
+    assert!(j.passed(None).is_empty());
+}

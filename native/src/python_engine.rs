@@ -1,0 +1,265 @@
+//! `streameval._native.EngineCore`: the per-record path of the native engine
+//! (`streameval/engine/native_pipeline.py`): decode per source format, the future-skew check,
+//! the watermark and idleness, the join, evictions and finalization, each a step the Python
+//! coordinator asks for at the points `Pipeline` reaches them (so the per-list back half,
+//! scoring, windows, consumers and recovery, stays the Python reference code, shared).
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use crate::join::core::{Answer, Core, Format, Settings};
+use crate::join::grades::InteractionGrades;
+use crate::join::open_list::OpenList;
+use crate::mapped::MappedDecoder;
+use crate::python_join::list_fields;
+
+#[pyclass(module = "streameval._native")]
+pub struct EngineCore {
+    core: Core,
+}
+
+/// A list's fields as `JoinCore.drain_finalized` gives them, then its sequence number (the
+/// identity of one list, kept by the caller for the object its early judged pass made).
+fn list_tuple<'py>(py: Python<'py>, core: &Core, l: &OpenList) -> PyResult<Bound<'py, PyAny>> {
+    let mut fields = list_fields(py, core, "final", l)?;
+    fields.push(l.seq.into_bound_py_any(py)?);
+    Ok(PyTuple::new(py, fields)?.into_any())
+}
+
+fn lists<'py>(py: Python<'py>, core: &Core, ls: &[OpenList]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for l in ls {
+        out.append(list_tuple(py, core, l)?)?;
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl EngineCore {
+    #[new]
+    #[pyo3(signature = (*, attribution_window, allowed_lateness, max_open_lists,
+        max_pending_clicks, segment_labels, max_segments, implicit_grades, dwell_min_ms,
+        dwell_grade, max_record_bytes, max_future_skew, bucket, pass_bucket = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        attribution_window: i64,
+        allowed_lateness: i64,
+        max_open_lists: usize,
+        max_pending_clicks: usize,
+        segment_labels: Vec<String>,
+        max_segments: usize,
+        implicit_grades: HashMap<String, f64>,
+        dwell_min_ms: i64,
+        dwell_grade: f64,
+        max_record_bytes: usize,
+        max_future_skew: i64,
+        bucket: i64,
+        pass_bucket: Option<i64>,
+    ) -> Self {
+        let mut core = Core::new(Settings {
+            attribution_ms: attribution_window,
+            allowed_lateness_ms: allowed_lateness,
+            max_open_lists,
+            max_pending_clicks,
+            segment_labels,
+            max_segments,
+            grades: InteractionGrades {
+                by_action: implicit_grades.into_iter().collect(),
+                dwell_min_ms,
+                dwell_grade,
+            },
+            max_record_bytes,
+            max_future_skew_ms: max_future_skew,
+            bucket_ms: bucket,
+        });
+        if let Some(pb) = pass_bucket {
+            core.joiner.keep_unpassed(pb);
+        }
+        EngineCore { core }
+    }
+
+    /// Decode `source` as `format`: "native", "auto", "ubi", or "mapped" with `mapping` (the
+    /// mapping's settings as JSON, as `MappedDecoder` takes them).
+    #[pyo3(signature = (source, format, mapping = None))]
+    fn set_format(&mut self, source: &str, format: &str, mapping: Option<&str>) -> PyResult<()> {
+        let max_bytes = self.core.settings().max_record_bytes;
+        let format = match (format, mapping) {
+            ("native", _) => Format::Native,
+            ("auto", _) => Format::Auto,
+            ("ubi", _) => Format::Ubi,
+            ("mapped", Some(json)) => Format::Mapped(Box::new(
+                MappedDecoder::new(json.as_bytes(), max_bytes).map_err(PyValueError::new_err)?,
+            )),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "no native decoder of {format}"
+                )))
+            }
+        };
+        self.core.set_format(source, format);
+        Ok(())
+    }
+
+    /// One record: `(outcome, kind, ts, watermark, extra)`: kind "impression", "click" or
+    /// "judgment"; or `("invalid", reason, field, None, detail)` (`field`: the JSON Pointer
+    /// of a mapped record's field that did not map, else ""); `extra`: for an impression,
+    /// the `(outcome, counted)` of each waiting click it resolved (None when none).
+    #[pyo3(signature = (raw, source, record_ms = -1, horizon_before = None, counted = true))]
+    fn offer<'py>(
+        &mut self,
+        py: Python<'py>,
+        raw: &[u8],
+        source: &str,
+        record_ms: i64,
+        horizon_before: Option<i64>,
+        counted: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let step = self
+            .core
+            .step(raw, source, record_ms, horizon_before, counted);
+        let (outcome, kind) = match step.answer {
+            Answer::Impression(o) => (o.as_str(), "impression"),
+            Answer::Click(o) => (o.as_str(), "click"),
+            Answer::Judgment => ("judgment", "judgment"),
+            Answer::Invalid { reason, detail } => {
+                let none = py.None().into_bound(py);
+                return PyTuple::new(
+                    py,
+                    [
+                        "invalid".into_bound_py_any(py)?,
+                        reason.into_bound_py_any(py)?,
+                        step.field.into_bound_py_any(py)?,
+                        none,
+                        detail.into_bound_py_any(py)?,
+                    ],
+                );
+            }
+        };
+        let extra = if step.resolved.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            let out = PyList::empty(py);
+            for (o, c) in step.resolved {
+                out.append((o.as_str(), c))?;
+            }
+            out.into_any()
+        };
+        PyTuple::new(
+            py,
+            [
+                outcome.into_bound_py_any(py)?,
+                kind.into_bound_py_any(py)?,
+                step.ts.into_bound_py_any(py)?,
+                step.watermark.into_bound_py_any(py)?,
+                extra,
+            ],
+        )
+    }
+
+    /// A new stream after `Pipeline.reset` (the segments seen and the formats stay).
+    fn restart(&mut self) {
+        self.core.restart();
+    }
+
+    /// `Joiner.finalize`: the lists whose attribution window ended at or before `watermark`.
+    fn finalize<'py>(&mut self, py: Python<'py>, watermark: i64) -> PyResult<Bound<'py, PyList>> {
+        let done = self.core.joiner.finalize(watermark);
+        lists(py, &self.core, &done)
+    }
+
+    /// `Joiner.finalize_all`: every open list, in deadline order.
+    fn finalize_all<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let done = self.core.joiner.finalize_all();
+        lists(py, &self.core, &done)
+    }
+
+    /// `Joiner.evict_over_cap`: the sequence numbers of the lists evicted.
+    fn evict_over_cap(&mut self) -> Vec<u64> {
+        self.core
+            .joiner
+            .evict_over_cap()
+            .iter()
+            .map(|l| l.seq)
+            .collect()
+    }
+
+    /// `Joiner.passed` (`cut` None: every bucket).
+    #[pyo3(signature = (cut = None))]
+    fn passed<'py>(&mut self, py: Python<'py>, cut: Option<i64>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for slot in self.core.joiner.passed(cut) {
+            out.append(list_tuple(py, &self.core, self.core.joiner.list(slot))?)?;
+        }
+        Ok(out)
+    }
+
+    fn next_passed(&self) -> Option<i64> {
+        self.core.joiner.next_passed()
+    }
+
+    #[pyo3(signature = (watermark = None))]
+    fn expire_pending(&mut self, watermark: Option<i64>) -> u64 {
+        self.core.joiner.expire_pending(watermark)
+    }
+
+    fn next_due(&self) -> Option<i64> {
+        self.core.joiner.next_due()
+    }
+
+    // --- the watermark tracker (`WatermarkTracker`) ---------------------------------------
+    fn register(&mut self, source: &str) {
+        self.core.tracker.register(source);
+    }
+
+    #[pyo3(signature = (source, idle = true))]
+    fn set_idle(&mut self, source: &str, idle: bool) {
+        self.core.tracker.set_idle(source, idle);
+    }
+
+    fn forget(&mut self, source: &str) {
+        self.core.tracker.forget(source);
+    }
+
+    fn advance_to(&mut self, watermark_ms: i64) {
+        self.core.tracker.advance_to(watermark_ms);
+    }
+
+    #[getter]
+    fn all_idle(&self) -> bool {
+        self.core.tracker.all_idle()
+    }
+
+    #[getter]
+    fn watermark(&mut self) -> Option<i64> {
+        self.core.tracker.watermark()
+    }
+
+    #[getter]
+    fn newest(&self) -> Option<i64> {
+        self.core.tracker.newest()
+    }
+
+    // --- state size ------------------------------------------------------------------------
+    #[getter]
+    fn open_lists(&self) -> usize {
+        self.core.joiner.open_lists()
+    }
+
+    #[getter]
+    fn pending_clicks_counted(&self) -> usize {
+        self.core.joiner.pending_clicks_counted()
+    }
+
+    #[getter]
+    fn closed_ids_dropped(&self) -> u64 {
+        self.core.joiner.closed_ids_dropped()
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<EngineCore>()
+}
