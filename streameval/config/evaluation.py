@@ -46,12 +46,11 @@ class EvaluationSettings(BaseModel):
 
     #: the cutoffs k of NDCG@k (and judged coverage@k)
     ks: tuple[Annotated[int, Field(ge=1, le=1000)], ...] = Field((1, 3, 5, 10), min_length=1)
-    #: which engine evaluates (docs/native.md, "The engine assembled"): "python", the reference,
-    #: or "native", the record path compiled (``streameval._native``), agreeing with it exactly.
-    #: "native" where the module is not built, or with an Avro source, runs the Python engine
-    #: with one WARNING at start. The default is "python" in this slice; the next one makes it
-    #: "native" once the whole test suite has run on the native engine.
-    engine: Literal["python", "native"] = "python"
+    #: which engine evaluates (docs/native.md, "The engine assembled"): "native", the record path
+    #: compiled (``streameval._native``), agreeing with the Python engine exactly; or "python",
+    #: the reference. Where the module is not built, "native" runs the Python engine with one
+    #: WARNING at start; with an Avro source too (an INFO line when "native" is the default).
+    engine: Literal["python", "native"] = "native"
     #: gain of a grade: "linear" (rel) or "exponential" (2^rel - 1)
     gain: Literal["linear", "exponential"] = "linear"
     #: discount of rank i: "log2" (1/log2(i+1)) or "jarvelin" (ranks below ``discount_base``

@@ -1,10 +1,11 @@
 """Which engine evaluates (``evaluation.engine``): the one place that decides, for ``replay``,
 ``demo`` and the daemon alike (:class:`~streameval.engine.evaluator.Evaluator` asks it).
 
-"native" builds a :class:`~.native_pipeline.NativePipeline` when the extension module is built
-and every configured source format is one it decodes (native, auto, UBI, mapped JSON); else the
-Python :class:`~.pipeline.Pipeline`, with one WARNING saying why (Avro stays decoded by fastavro
-in Python: the native engine does not take it in this slice).
+"native" (the default) builds a :class:`~.native_pipeline.NativePipeline` when the extension
+module is built and every configured source format is one it decodes (native, auto, UBI, mapped
+JSON); else the Python :class:`~.pipeline.Pipeline`, with one WARNING saying why (Avro stays
+decoded by fastavro in Python: the native engine does not take it in this slice; when "native"
+is only the default, that one is an INFO line: nothing needs fixing).
 """
 
 from __future__ import annotations
@@ -30,15 +31,19 @@ def refusal(settings: Settings) -> str | None:
     reason = native.unavailable_reason()
     if reason is not None:
         return f'evaluation.engine = "native": {reason}; evaluating with the Python engine'
-    inp = settings.input
-    for fmt in (inp.default, *inp.topics.values(), *inp.files.values()):
-        if fmt.encoding == "avro":
-            return (
-                'evaluation.engine = "native" does not decode Avro sources ([input] encoding ='
-                ' "avro"); evaluating with the Python engine (set evaluation.engine = "python"'
-                " to silence this)"
-            )
+    if _has_avro(settings.input):
+        return (
+            'evaluation.engine = "native" does not decode Avro sources ([input] encoding ='
+            ' "avro"); evaluating with the Python engine (set evaluation.engine = "python"'
+            " to silence this)"
+        )
     return None
+
+
+def _has_avro(inp: InputSettings) -> bool:
+    return any(
+        fmt.encoding == "avro" for fmt in (inp.default, *inp.topics.values(), *inp.files.values())
+    )
 
 
 def native_format(inp: InputSettings, fmt: SourceFormat) -> NativeFormat:
@@ -64,5 +69,10 @@ def build_engine(settings: Settings, *, format_of: FormatOf | None, **options: A
                 )
 
             return NativePipeline(ev, format_for=format_for, **options)
-        _log.warning(why)
+        asked = "engine" in ev.model_fields_set
+        if not asked and native.available() and _has_avro(settings.input):
+            # the default met an Avro source: nothing to fix, so said once as INFO
+            _log.info("%s", why.removesuffix(' (set evaluation.engine = "python" to silence this)'))
+        else:
+            _log.warning(why)
     return Pipeline(ev, **options)

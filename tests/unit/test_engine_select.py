@@ -1,8 +1,8 @@
 """``evaluation.engine``: the one place that builds the engine (streameval/engine/select.py).
 
-"native" builds the native engine where the module is built; where it is not, or with an Avro
-source, the Python engine with exactly one WARNING naming the key; "python" (the default in
-this slice) builds the Python engine without a word."""
+"native" (the default) builds the native engine where the module is built; where it is not, or
+with an Avro source, the Python engine with exactly one WARNING naming the key (an INFO line
+when the default met an Avro source); "python" builds the Python engine without a word."""
 
 from __future__ import annotations
 
@@ -35,19 +35,52 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_the_default_is_the_python_engine_without_a_word(caplog: pytest.LogCaptureFixture) -> None:
-    assert Settings().evaluation.engine == "python"
-    with caplog.at_level(logging.INFO):
-        assert type(Evaluator(_settings(None)).pipeline) is Pipeline
-        assert type(Evaluator(_settings("python")).pipeline) is Pipeline
-    assert _warnings(caplog) == []
-
-
-def test_native_builds_the_native_engine(caplog: pytest.LogCaptureFixture) -> None:
+def _require_native() -> None:
     if not native.available():
         if in_ci():
             pytest.fail(f"native engine: {native.unavailable_reason()}", pytrace=False)
         pytest.skip(f"native engine: {native.unavailable_reason()}")
+
+
+def test_python_builds_the_python_engine_without_a_word(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        assert type(Evaluator(_settings("python")).pipeline) is Pipeline
+    assert _warnings(caplog) == []
+
+
+def test_the_default_is_the_native_engine_without_a_word(caplog: pytest.LogCaptureFixture) -> None:
+    _require_native()
+    assert Settings().evaluation.engine == "native"
+    with caplog.at_level(logging.INFO):
+        assert type(Evaluator(_settings(None)).pipeline) is NativePipeline
+    assert _warnings(caplog) == []
+
+
+def test_the_default_without_the_module_warns_once_and_runs_python(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(native, "unavailable_reason", lambda: "the native engine is not built (x)")
+    with caplog.at_level(logging.INFO):
+        assert type(Evaluator(_settings(None)).pipeline) is Pipeline
+    (warning,) = _warnings(caplog)
+    assert warning.startswith('evaluation.engine = "native": the native engine is not built (x)')
+
+
+def test_the_default_with_an_avro_source_says_so_once_as_info(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _require_native()
+    with caplog.at_level(logging.INFO, logger="streameval.engine"):
+        engine = select.build_engine(_settings(None, input=AVRO_INPUT), format_of=None)
+    assert type(engine) is Pipeline
+    assert _warnings(caplog) == []
+    (info,) = [r.getMessage() for r in caplog.records if r.name == "streameval.engine"]
+    assert 'evaluation.engine = "native" does not decode Avro sources' in info
+    assert "to silence this" not in info
+
+
+def test_native_builds_the_native_engine(caplog: pytest.LogCaptureFixture) -> None:
+    _require_native()
     with caplog.at_level(logging.INFO):
         pipeline = Evaluator(_settings("native")).pipeline
     assert type(pipeline) is NativePipeline
