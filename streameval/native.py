@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from streameval.events.decode import Invalid
 from streameval.events.decode import decode_native as python_decode_native
@@ -27,6 +27,7 @@ __all__ = [
     "available",
     "decode_native",
     "join_core",
+    "join_options",
     "reference_answer",
     "same_answer",
     "unavailable_reason",
@@ -69,6 +70,25 @@ def decode_native(raw: bytes, max_bytes: int) -> tuple[object, ...]:
     return result
 
 
+def join_options(settings: EvaluationSettings) -> dict[str, Any]:
+    """The evaluation settings the native join reads, as the keyword arguments of its bindings
+    (``JoinCore``, and ``EngineCore`` of the native engine)."""
+    return {
+        "attribution_window": settings.attribution_window,
+        "allowed_lateness": settings.allowed_lateness,
+        "max_open_lists": settings.max_open_lists,
+        "max_pending_clicks": settings.max_pending_clicks,
+        "segment_labels": list(settings.segment_labels),
+        "max_segments": settings.max_segments,
+        "implicit_grades": dict(settings.implicit_grades),
+        "dwell_min_ms": settings.dwell_grade.min_ms,
+        "dwell_grade": settings.dwell_grade.grade,
+        "max_record_bytes": settings.max_record_bytes,
+        "max_future_skew": settings.max_future_skew,
+        "bucket": settings.bucket,
+    }
+
+
 def join_core(settings: EvaluationSettings) -> JoinCore:
     """The native join (native/src/join/, docs/native.md "The join") built from the evaluation
     settings it reads: records in by ``offer``, finalized and evicted lists out by
@@ -76,20 +96,7 @@ def join_core(settings: EvaluationSettings) -> JoinCore:
     is not built."""
     if _MODULE is None:
         raise RuntimeError(_REASON)
-    core: JoinCore = _MODULE.JoinCore(
-        attribution_window=settings.attribution_window,
-        allowed_lateness=settings.allowed_lateness,
-        max_open_lists=settings.max_open_lists,
-        max_pending_clicks=settings.max_pending_clicks,
-        segment_labels=list(settings.segment_labels),
-        max_segments=settings.max_segments,
-        implicit_grades=dict(settings.implicit_grades),
-        dwell_min_ms=settings.dwell_grade.min_ms,
-        dwell_grade=settings.dwell_grade.grade,
-        max_record_bytes=settings.max_record_bytes,
-        max_future_skew=settings.max_future_skew,
-        bucket=settings.bucket,
-    )
+    core: JoinCore = _MODULE.JoinCore(**join_options(settings))
     return core
 
 

@@ -124,23 +124,11 @@ class NativePipeline(Coordinator):
             core.restart()
             self._joiner = self._native_join = NativeJoin(core)
             return
-        from streameval import _native  # (built: the caller checked, streameval.engine.select)
+        from streameval import _native, native  # (built: the caller checked, engine.select)
 
-        s = self._settings
         core = _native.EngineCore(
-            attribution_window=s.attribution_window,
-            allowed_lateness=s.allowed_lateness,
-            max_open_lists=s.max_open_lists,
-            max_pending_clicks=s.max_pending_clicks,
-            segment_labels=list(s.segment_labels),
-            max_segments=s.max_segments,
-            implicit_grades=dict(s.implicit_grades),
-            dwell_min_ms=s.dwell_grade.min_ms,
-            dwell_grade=s.dwell_grade.grade,
-            max_record_bytes=s.max_record_bytes,
-            max_future_skew=s.max_future_skew,
-            bucket=s.bucket,
-            pass_bucket=s.bucket if self._early else None,
+            **native.join_options(self._settings),
+            pass_bucket=self._settings.bucket if self._early else None,
         )
         self._core = self._watermark = core
         self._joiner = self._native_join = NativeJoin(core)
