@@ -9,6 +9,12 @@ same run, by the Python pipeline's join. Each side runs in a fresh child process
 lines first, then measures its RSS before and after opening every list: the RSS delta per list
 is what the OS sees (allocator headers, rounding and slack included). Issue 32's target: ≤ 256 B
 per open 10-result list, whole process (the Python engine: 798-1,309 B).
+
+Row ``join_memory.engine``: the same lines through the whole engine as ``replay`` builds it
+(``Evaluator``, the default settings: the native engine, the default detectors, SRM and
+interleaving), against the Python engine built the same way. The default detectors take judged
+scores early, so a list whose bucket the watermark completed is handed to Python as an
+``OpenList`` and held until it is finalized: this row says what that costs.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from _common import Result, Target, rss_bytes, suite_parser, write_json
 from bench_memory import SOURCE, impressions, open_lists
 
 from streameval import native
-from streameval.config import EvaluationSettings
+from streameval.config import EvaluationSettings, Settings
+from streameval.engine.evaluator import Evaluator
 
 #: bytes per open 10-result list, whole process, at most (issue 32)
 TARGET_BYTES = 256
@@ -43,6 +50,15 @@ def measure(path: Path, n: int, engine: str) -> dict[str, float]:
         for line in lines:
             core.offer(line, SOURCE)
         open_count, counted = core.open_lists, core.open_bytes / n
+    elif engine.startswith("engine."):  # the whole engine, as replay builds it
+        evaluator = Evaluator(
+            Settings.model_validate({"evaluation": {"engine": engine.removeprefix("engine.")}})
+        )
+        pipeline = evaluator.pipeline
+        pipeline.add_source(SOURCE)
+        for offset, line in enumerate(lines):
+            pipeline.offer(line, SOURCE, offset)
+        open_count = pipeline.snapshot().open_lists
     else:
         pipeline = open_lists(lines)
         open_count = pipeline.snapshot().open_lists
@@ -73,7 +89,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "impressions.jsonl"
         path.write_bytes(b"\n".join(impressions(n, args.seed)) + b"\n")
-        for engine in ("native", "python"):
+        for engine in ("native", "python", "engine.native", "engine.python"):
             child = subprocess.run(
                 [
                     sys.executable,
@@ -91,10 +107,12 @@ def main() -> int:
             )
             figures[engine] = json.loads(child.stdout)
     nat, py = figures["native"], figures["python"]
+    eng_nat, eng_py = figures["engine.native"], figures["engine.python"]
     print(
         f"{n} open lists: native {nat['rss_per_list']:,.0f} B/list RSS delta "
         f"({nat['counted_per_list']:,.0f} B/list by the join's own capacities), "
-        f"Python pipeline {py['rss_per_list']:,.0f} B/list"
+        f"Python pipeline {py['rss_per_list']:,.0f} B/list; the whole engine as replay builds it:"
+        f" native {eng_nat['rss_per_list']:,.0f} B/list, Python {eng_py['rss_per_list']:,.0f}"
     )
     results = [
         Result(
@@ -105,6 +123,14 @@ def main() -> int:
             baseline=py["rss_per_list"],
             baseline_name="Python pipeline",
             note=f"RSS delta per open 10-result list, {n} held by the native join (child)",
+        ),
+        Result(
+            "join_memory.engine",
+            eng_nat["rss_per_list"],
+            "B/list",
+            baseline=eng_py["rss_per_list"],
+            baseline_name="Python engine, same build",
+            note=f"RSS delta per open list, {n} held by the engine replay builds (defaults)",
         ),
     ]
     write_json(

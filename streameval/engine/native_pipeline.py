@@ -35,26 +35,39 @@ _OUTCOMES = {o.value: o for o in Outcome}
 
 class NativeJoin:
     """The join of an ``EngineCore`` as the coordinator reads a :class:`~streameval.join.Joiner`
-    (:class:`~.stages.JoinStage`). Each list reaches Python once, as an
-    :class:`~streameval.join.OpenList`: the one its early judged pass made (which holds
-    ``early``), filled in at finalization, or else a new one."""
+    (:class:`~.stages.JoinStage`). A list reaches Python as an
+    :class:`~streameval.join.OpenList` when the early judged pass takes it, and again when it is
+    finalized; in between only its early judged score (``OpenList.early``, reused at
+    finalization exactly as in Python) is kept here, not the object: the list itself stays in
+    the core (a Python ``OpenList`` with its strings per open list would cost several times the
+    core's bytes)."""
 
-    __slots__ = ("_core", "_passed")
+    __slots__ = ("_core", "_early", "_fresh")
 
     def __init__(self, core: Any) -> None:
         self._core = core
-        #: lists handed to the early judged pass and not finalized yet, by sequence number
-        self._passed: dict[int, OpenList] = {}
+        #: the early judged score of each list handed to the early pass and not finalized yet,
+        #: by the list's sequence number in the core
+        self._early: dict[int, Any] = {}
+        #: the lists the last early pass handed out, whose ``early`` the pass sets after
+        self._fresh: list[tuple[int, OpenList]] = []
 
-    def _list(self, row: tuple[Any, ...], keep: bool = False) -> OpenList:
+    def _settle(self) -> None:
+        """Keep the early judged scores the last pass set, and let its lists go."""
+        for seq, lst in self._fresh:
+            if lst.early is not None:
+                self._early[seq] = lst.early
+        self._fresh = []
+
+    def _list(self, row: tuple[Any, ...], passed: bool = False) -> OpenList:
         (_, rid, ts, qid, docs, labels, segment, grades, keys, clicked, rank, teams, clicked_docs,
          counted_before, source, seq) = row  # fmt: skip
-        lst = self._passed.get(seq) if keep else self._passed.pop(seq, None)
-        if lst is None:
-            lst = OpenList.__new__(OpenList)
+        lst = OpenList.__new__(OpenList)
+        if passed:
             lst.early = None
-            if keep:
-                self._passed[seq] = lst
+            self._fresh.append((seq, lst))
+        else:
+            lst.early = self._early.pop(seq, None)
         lst.request_id, lst.timestamp, lst.query_id, lst.doc_ids = rid, ts, qid, docs
         lst.labels, lst.segment, lst.teams = labels, segment, teams
         lst.grades = None if grades is None else dict(grades)
@@ -65,15 +78,18 @@ class NativeJoin:
         return lst
 
     def finalize(self, watermark: int) -> list[OpenList]:
+        self._settle()
         return [self._list(row) for row in self._core.finalize(watermark)]
 
     def finalize_all(self) -> list[OpenList]:
+        self._settle()
         return [self._list(row) for row in self._core.finalize_all()]
 
     def evict_over_cap(self) -> list[int]:
+        self._settle()
         evicted: list[int] = self._core.evict_over_cap()
         for seq in evicted:
-            self._passed.pop(seq, None)
+            self._early.pop(seq, None)
         return evicted
 
     def expire_pending(self, watermark: int | None) -> int:
@@ -85,10 +101,12 @@ class NativeJoin:
         return math.inf if due is None else due
 
     def passed(self, cut: float) -> list[OpenList]:
+        self._settle()
         rows = self._core.passed(None if cut == math.inf else int(cut))
-        return [self._list(row, keep=True) for row in rows]
+        return [self._list(row, passed=True) for row in rows]
 
     def next_passed(self) -> float:
+        self._settle()
         nxt: int | None = self._core.next_passed()
         return math.inf if nxt is None else nxt
 
