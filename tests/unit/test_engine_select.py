@@ -17,7 +17,7 @@ from streameval.engine import select
 from streameval.engine.evaluator import Evaluator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
-from tests.ci import in_ci
+from tests.ci import require_native
 
 AVRO_INPUT = {
     "topics": {"t": {"format": "mapped", "mapping": "m", "encoding": "avro"}},
@@ -35,13 +35,6 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def _require_native() -> None:
-    if not native.available():
-        if in_ci():
-            pytest.fail(f"native engine: {native.unavailable_reason()}", pytrace=False)
-        pytest.skip(f"native engine: {native.unavailable_reason()}")
-
-
 def test_python_builds_the_python_engine_without_a_word(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO):
         assert type(Evaluator(_settings("python")).pipeline) is Pipeline
@@ -49,7 +42,7 @@ def test_python_builds_the_python_engine_without_a_word(caplog: pytest.LogCaptur
 
 
 def test_the_default_is_the_native_engine_without_a_word(caplog: pytest.LogCaptureFixture) -> None:
-    _require_native()
+    require_native("native engine")
     assert Settings().evaluation.engine == "native"
     with caplog.at_level(logging.INFO):
         assert type(Evaluator(_settings(None)).pipeline) is NativePipeline
@@ -69,7 +62,7 @@ def test_the_default_without_the_module_warns_once_and_runs_python(
 def test_the_default_with_an_avro_source_says_so_once_as_info(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _require_native()
+    require_native("native engine")
     with caplog.at_level(logging.INFO, logger="streameval.engine"):
         engine = select.build_engine(_settings(None, input=AVRO_INPUT), format_of=None)
     assert type(engine) is Pipeline
@@ -80,7 +73,7 @@ def test_the_default_with_an_avro_source_says_so_once_as_info(
 
 
 def test_native_builds_the_native_engine(caplog: pytest.LogCaptureFixture) -> None:
-    _require_native()
+    require_native("native engine")
     with caplog.at_level(logging.INFO):
         pipeline = Evaluator(_settings("native")).pipeline
     assert type(pipeline) is NativePipeline

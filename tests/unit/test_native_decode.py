@@ -30,13 +30,9 @@ from hypothesis import strategies as st
 from streameval import native
 from streameval.events import bounds
 from streameval.sim import SimConfig, traffic
-from tests.ci import in_ci
+from tests.ci import require_native
 
-if not native.available():
-    _message = f"native decoder: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
+require_native("native decoder")
 
 MAX_BYTES = 4096
 SIM_START_MS = 1_700_000_000_000

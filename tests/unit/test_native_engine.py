@@ -30,7 +30,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks._common import sim_records
-from streameval import native
 from streameval.config import Settings, SourceFormat
 from streameval.engine.evaluator import Evaluator
 from streameval.engine.native_pipeline import NativePipeline
@@ -39,15 +38,11 @@ from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
 from streameval.values import INVALID
 from streameval.windows.persisted import decode_bucket, encode_bucket
-from tests.ci import in_ci
+from tests.ci import require_native
 from tests.unit.events.test_mapping import SHOP
 from tests.unit.test_native_join import OTHER_RECORDS, T0, clicks, impressions
 
-if not native.available():
-    _message = f"native engine: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
+require_native("native engine")
 
 SOURCES = ("s0", "s1", "s2", "s3")
 Step = tuple[Any, ...]

@@ -21,7 +21,6 @@ import json
 import math
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,13 +32,9 @@ from streameval.events.models import Impression, Judgment
 from streameval.join import InteractionGrades, Joiner, OpenList, SegmentCapper
 from streameval.values import ACCEPTED, PENDING
 from streameval.windows import WatermarkTracker, bucket_start
-from tests.ci import in_ci
+from tests.ci import require_native
 
-if not native.available():
-    _message = f"native join: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
+require_native("native join")
 
 T0 = 1_767_225_600_000
 

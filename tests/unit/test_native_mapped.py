@@ -28,16 +28,8 @@ from streameval import native
 from streameval.config import MappingSettings
 from streameval.events.decode import Invalid
 from streameval.events.mapping import MappedJsonDecoder, Mapper
-from tests.ci import in_ci
+from tests.ci import require_native
 from tests.foreign_shapes import SEGMENT_TOML, SNOWPLOW_TOML, rewrite
-
-if not native.available():
-    _message = f"native decoder: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
-
-from streameval import _native
 from tests.unit.events.test_mapping import SHOP
 from tests.unit.test_native_decode import (
     _EVENTS,
@@ -49,6 +41,8 @@ from tests.unit.test_native_decode import (
     python_answer,
 )
 from tests.unit.test_native_ubi import python_answer_of
+
+_native = require_native("native decoder")
 
 MAX_BYTES = 8192
 

@@ -17,17 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streameval import native
 from streameval.detect.stash import Stash
-from tests.ci import in_ci
+from tests.ci import require_native
 
-if not native.available():
-    _message = f"native query sums: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
-
-from streameval._native import QuerySums  # (after the guard above)
+QuerySums = require_native("native query sums").QuerySums
 
 BUCKET_MS = 10_000
 SEGMENTS = [("control",), ("treatment",), ("treatment", "mobile"), ()]

@@ -24,7 +24,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from streameval import native
 from streameval.config import EvaluationSettings
 from streameval.engine.judgments import JudgmentRules
 from streameval.events.decode import dedup_key
@@ -34,15 +33,9 @@ from streameval.score import MetricSpec, MetricSpecError, Scorer, discount_table
 from streameval.score.credit import TeamCap, list_outcomes
 from streameval.score.lists import ListScorer
 from streameval.values import Interleaved
-from tests.ci import in_ci
+from tests.ci import require_native
 
-if not native.available():
-    _message = f"native scoring: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
-
-from streameval import _native
+_native = require_native("native scoring")
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

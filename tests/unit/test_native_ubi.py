@@ -16,6 +16,7 @@ that was not built is a failure.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -26,17 +27,7 @@ from hypothesis import strategies as st
 
 from streameval import native
 from streameval.events.decode import Invalid, decode, decode_ubi
-from tests.ci import in_ci
-
-if not native.available():
-    _message = f"native decoder: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
-
-import contextlib
-
-from streameval import _native
+from tests.ci import require_native
 from tests.unit.test_native_decode import (
     _EVENTS,
     _IDS,
@@ -47,6 +38,8 @@ from tests.unit.test_native_decode import (
     _mutated,
     python_answer,
 )
+
+_native = require_native("native decoder")
 
 MAX_BYTES = 8192
 _TESTS = Path(__file__).resolve().parent

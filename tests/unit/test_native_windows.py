@@ -27,7 +27,6 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from streameval import native
 from streameval.config import EvaluationSettings
 from streameval.engine import Pipeline
 from streameval.engine.intake import IntakeCounters
@@ -49,15 +48,9 @@ from streameval.windows.persisted import BadState, SourceBuckets, decode_bucket,
 from streameval.windows.spec import WindowSpec
 from streameval.windows.store import Bucket, WindowStore
 from streameval.windows.totals import Totals
-from tests.ci import in_ci
+from tests.ci import require_native
 
-if not native.available():
-    _message = f"native windows: {native.unavailable_reason()}"
-    if in_ci():
-        pytest.fail(_message, pytrace=False)
-    pytest.skip(_message, allow_module_level=True)
-
-from streameval import _native  # after the guard: the module may be missing
+_native = require_native("native windows")
 
 T0 = 1_700_000_000_000
 #: examples per hypothesis test: NATIVE_WINDOWS_EXAMPLES=3000 for a long run (the stream test's
