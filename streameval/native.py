@@ -5,9 +5,9 @@ PyO3, setuptools-rust) where a Rust toolchain exists, and otherwise installs the
 alone (the build is optional). Its stages (decoders, join, scoring, windows, the detectors'
 sums) are each checked against the Python reference by a ``tests/unit/test_native_*.py``; the
 first assembly, :class:`~streameval.engine.native_pipeline.NativePipeline`, runs when
-``evaluation.engine = "native"``. That selection (:mod:`streameval.engine.select`) calls
-:func:`unavailable_reason` to decide, and logs its answer as the one WARNING at start when the
-native engine was asked for but not built.
+``evaluation.engine = "native"`` (the default). That selection (:mod:`streameval.engine.select`)
+calls :func:`unavailable_reason` to decide, and logs its answer as the one WARNING at start when
+the native engine is selected but not built.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def available() -> bool:
 
 def unavailable_reason() -> str | None:
     """``None`` when the native engine is available, else one line saying why and the fix (the
-    text of the future start-up WARNING)."""
+    text of the start-up WARNING of :mod:`streameval.engine.select`)."""
     return _REASON
 
 

@@ -106,10 +106,11 @@ class Formats:
 
     def by_topic_source(self, source: str) -> RecordDecoder:
         """``decoder_for`` of the daemon: sources are ``topic/partition``."""
-        return self.for_topic(source.rpartition("/")[0] or source)
+        return self.decoder(self.format_by_topic_source(source))
 
     def format_by_topic_source(self, source: str) -> SourceFormat:
-        """The format of a daemon's source (``topic/partition``): for the native engine."""
+        """The format of a daemon's source (``topic/partition``): the native engine decodes by
+        it, the Python engine through :meth:`by_topic_source`."""
         return self.topic_format(source.rpartition("/")[0] or source)
 
     def check(self) -> None:
