@@ -23,6 +23,7 @@ pub mod pointer;
 pub mod printable;
 pub mod pyvalue;
 pub mod query_sums;
+pub mod ranges;
 pub mod score;
 pub mod scored;
 pub mod tables;

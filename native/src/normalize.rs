@@ -6,22 +6,12 @@
 //! unassigned in Python's version are kept verbatim (Python treats them as starters without a
 //! decomposition, which never compose), so the two agree on every input.
 
+use crate::ranges::contains;
 use crate::tables::{CASEFOLD, UNASSIGNED, WHITESPACE};
 use unicode_normalization::UnicodeNormalization;
 
 fn is_unassigned(ch: char) -> bool {
-    let cp = ch as u32;
-    UNASSIGNED
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    contains(UNASSIGNED, ch as u32)
 }
 
 /// `str.isspace()` of Python's Unicode version.

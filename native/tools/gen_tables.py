@@ -49,4 +49,5 @@ def main() -> None:
     w("];\n")
 
 
-main()
+if __name__ == "__main__":
+    main()
