@@ -4,7 +4,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyString, PyTuple};
 
 use crate::judges::frequency;
 use crate::judges::tracker::{Finalized, JudgeTracker, Settings};
@@ -83,11 +83,16 @@ impl PyJudgeTracker {
         if coverage.as_ref().is_some_and(|c| c.len() != self.ks) {
             return Err(PyValueError::new_err("coverage: one value per k"));
         }
+        // the top max(k) ids, borrowed from the str objects (their UTF-8, no copy)
         let shown = doc_ids.len().min(self.top);
-        let mut docs: Vec<String> = Vec::with_capacity(shown);
+        let mut strings: Vec<Bound<'_, PyString>> = Vec::with_capacity(shown);
         for i in 0..shown {
-            docs.push(doc_ids.get_item(i)?.extract()?);
+            strings.push(doc_ids.get_item(i)?.cast_into::<PyString>()?);
         }
+        let docs = strings
+            .iter()
+            .map(|s| s.to_str())
+            .collect::<PyResult<Vec<&str>>>()?;
         let list = Finalized {
             query_id,
             timestamp,
