@@ -241,7 +241,7 @@ class _Pair:
         assert [(*r[:4], None if r[4] is None else r[4].hex()) for r in rows] == agreement
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(CASES, st.data())
 def test_the_same_figures_as_the_python_tracker(
     case: tuple[tuple[int, ...], int, int, int], data: st.DataObject
