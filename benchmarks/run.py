@@ -25,6 +25,9 @@ Benchmarks (each also runs alone: ``benchmarks/bench_<name>.py --help``):
   detected, team-draft interleaving ÷ an A/B split on implicit (click-based) NDCG@10 with the
   same always-valid test, medians over 20 seeds (target ≤ 0.1); ``….judged``: the same ÷ the A/B
   split on judged NDCG@10 (no target)
+* ``judges``   ``judges.native``: µs per finalized list of the native judge tracker's ``fold``
+  ÷ the Python ``JudgeTracker.fold``; ``judges.native.changed``: its listener per judgment
+  change (no target; no rows without the native module)
 
 Each benchmark runs in its own process (a clean heap and RSS); ratios are always against a
 baseline measured in the same run, CPU-time medians of interleaved repeats where the machine is
@@ -62,6 +65,7 @@ SCRIPTS = {
     "load": "bench_load.py",
     "restart": "bench_restart.py",
     "interleaving": "bench_interleaving.py",
+    "judges": "bench_judge_tracker.py",
 }
 
 

@@ -277,6 +277,44 @@ impl JudgmentStore {
         })
     }
 
+    /// The judges of one doc, borrowed: each judge's latest (judge, timestamp, grade), in the
+    /// order the judges were first read (none: the doc is not judged). The judge tracker's
+    /// listener reads this after every change of the doc (`crate::judges`).
+    pub fn judges_of_doc<'a>(
+        &'a self,
+        query_id: &str,
+        doc_id: &str,
+    ) -> impl Iterator<Item = (&'a str, i64, f64)> + 'a {
+        let judges: &'a [Grade] = self
+            .queries
+            .get(query_id)
+            .and_then(|q| q.index.get(doc_id).map(|&at| q.docs[at].1.as_slice()))
+            .unwrap_or(&[]);
+        judges
+            .iter()
+            .map(|g| (g.judge.as_str(), g.timestamp, g.grade))
+    }
+
+    /// Each judged doc of `query_id` (in the order first judged) with its newest grade time.
+    pub fn newest_per_doc<'a>(
+        &'a self,
+        query_id: &str,
+    ) -> impl Iterator<Item = (&'a str, i64)> + 'a {
+        let docs: &'a [(String, Vec<Grade>)] = self
+            .queries
+            .get(query_id)
+            .map_or(&[], |q| q.docs.as_slice());
+        docs.iter().map(|(doc, judges)| {
+            let newest = judges.iter().map(|g| g.timestamp).max().unwrap_or(i64::MIN);
+            (doc.as_str(), newest)
+        })
+    }
+
+    /// How this table's means are summed (as the reference's Python `sum`).
+    pub fn summing(&self) -> PythonSum {
+        self.summing
+    }
+
     /// The number of (query, doc, judge) grades held.
     pub fn len(&self) -> usize {
         self.entries

@@ -12,6 +12,7 @@ pub mod bounds;
 pub mod decode;
 pub mod event_time;
 pub mod join;
+pub mod judges;
 pub mod judgment_rules;
 pub mod judgments;
 pub mod mapped;
@@ -41,6 +42,8 @@ mod python_engine;
 mod python_formats;
 #[cfg(feature = "python")]
 mod python_join;
+#[cfg(feature = "python")]
+mod python_judges;
 #[cfg(feature = "python")]
 mod python_query_sums;
 #[cfg(feature = "python")]

@@ -11,8 +11,8 @@ use crate::judgments::{JudgesOf, PythonSum};
 
 /// The judgment table with its rules (`JudgmentRules` around a `JudgmentStore`).
 #[pyclass(name = "JudgmentTable", module = "streameval._native")]
-pub(super) struct PyJudgmentTable {
-    pub(super) rules: JudgmentRules,
+pub(crate) struct PyJudgmentTable {
+    pub(crate) rules: JudgmentRules,
 }
 
 #[pymethods]

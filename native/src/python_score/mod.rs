@@ -3,7 +3,7 @@
 //! data, then compute with the GIL released (`Python::detach`), then build the results.
 
 mod batch;
-mod judgments;
+pub(crate) mod judgments;
 mod lists;
 
 use std::collections::HashMap;
