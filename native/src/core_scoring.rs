@@ -14,14 +14,49 @@ use std::collections::HashMap;
 
 use crate::join::open_list::{DocRef, OpenList};
 use crate::judgments::JudgmentStore;
-use crate::score::lists::{ListScorer, SourceScore};
+use crate::score::lists::{ListScorer, SourceScore, NO_RELEVANCE, SCORED};
 
-/// The early judged score of a passed list of a judged query.
+/// The early judged score of a passed list of a judged query, packed: one allocation of
+/// 4 × len(ks) floats (ndcg, dcg, idcg, coverage per k) instead of a `SourceScore`'s four.
 #[derive(Debug, Clone)]
 struct Early {
     /// the judgment table's version of the list's query when it was scored
     version: i64,
-    judged: SourceScore,
+    /// the outcome: `SCORED` (else `NO_RELEVANCE`, the NDCG per k then 0 or none, as
+    /// `no_relevance` says: nothing to keep)
+    scored: bool,
+    values: Box<[f64]>,
+}
+
+impl Early {
+    fn pack(version: i64, s: &SourceScore) -> Self {
+        let coverage = s.coverage.as_deref().unwrap_or_default();
+        let ndcg = s.ndcg.iter().map(|v| v.unwrap_or(0.0));
+        let values = ndcg.chain(s.dcg.iter().copied());
+        let values = values.chain(s.idcg.iter().copied());
+        Early {
+            version,
+            scored: s.outcome == SCORED,
+            values: values.chain(coverage.iter().copied()).collect(),
+        }
+    }
+
+    fn unpack(&self, zero: bool) -> SourceScore {
+        let n = self.values.len() / 4;
+        let part = |i: usize| self.values[i * n..(i + 1) * n].to_vec();
+        let ndcg = if self.scored {
+            self.values[..n].iter().map(|&v| Some(v)).collect()
+        } else {
+            vec![if zero { Some(0.0) } else { None }; n]
+        };
+        SourceScore {
+            outcome: if self.scored { SCORED } else { NO_RELEVANCE },
+            ndcg,
+            dcg: part(1),
+            idcg: part(2),
+            coverage: Some(part(3)),
+        }
+    }
 }
 
 /// The scoring step of the core: the scorer, the judgment table, the early judged scores.
@@ -72,25 +107,20 @@ impl CoreScoring {
 
     /// The early judged pass takes `list`: its judged source (`ListScorer.score_judged`), kept
     /// until the list is finalized (or evicted: [`CoreScoring::forget`]).
-    pub fn early(&mut self, list: &OpenList) -> Option<&SourceScore> {
+    pub fn early(&mut self, list: &OpenList) -> Option<SourceScore> {
         let judged = self.judged(list)?;
         let version = self.judgments.version(list.query_id());
-        let kept = Early { version, judged };
-        Some(
-            &self
-                .early
-                .entry(list.seq)
-                .insert_entry(kept)
-                .into_mut()
-                .judged,
-        )
+        self.early.insert(list.seq, Early::pack(version, &judged));
+        Some(judged)
     }
 
     /// A finalized list's implicit and judged sources (`ListScorer.score`): the judged one
     /// scored early is reused when its query's judgments did not change since.
     pub fn finalize(&mut self, list: &OpenList) -> Sources {
         let judged = match self.early.remove(&list.seq) {
-            Some(e) if e.version == self.judgments.version(list.query_id()) => Some(e.judged),
+            Some(e) if e.version == self.judgments.version(list.query_id()) => {
+                Some(e.unpack(self.scorer.rules().zero))
+            }
             _ => self.judged(list),
         };
         (self.implicit(list), judged)
@@ -138,7 +168,7 @@ mod tests {
     use crate::join::key::DedupKey;
     use crate::join::segments::SegmentId;
     use crate::judgments::PythonSum;
-    use crate::score::lists::{ListRules, NO_RELEVANCE, SCORED};
+    use crate::score::lists::ListRules;
     use crate::score::spec::MetricSpec;
 
     fn scoring(ideal: &str) -> CoreScoring {
@@ -177,7 +207,7 @@ mod tests {
         assert_eq!(s.early_kept(), 0);
         judge(&mut s, "q", "b", 2.0, 1);
         judge(&mut s, "q", "z", 3.0, 2);
-        let early = s.early(&l).cloned().unwrap();
+        let early = s.early(&l).unwrap();
         assert_eq!(early.outcome, SCORED);
         // b at rank 2 against the pool [3, 2]: DCG@1 0, @3 2/log2(3); IDCG@3 3 + 2/log2(3)
         let d3 = 2.0 / 3f64.log2();
@@ -196,11 +226,33 @@ mod tests {
     }
 
     #[test]
+    fn an_early_score_kept_packed_comes_back_the_same() {
+        for no_relevance in ["skip", "zero"] {
+            let spec = MetricSpec::new(&[1, 3, 5], "exponential", "log2", 2.0).unwrap();
+            let rules = ListRules::new("pool", "zero", no_relevance).unwrap();
+            let mut s = CoreScoring::new(ListScorer::new(spec, rules), JudgmentStore::new());
+            // judged docs shown (scored), and a query whose judged grades are all 0 (no
+            // relevance: NDCG none or 0 per k)
+            judge(&mut s, "q", "b", 2.5, 1);
+            judge(&mut s, "z", "a", 0.0, 2);
+            for (seq, query) in [(1, "q"), (2, "z")] {
+                let l = list(query, &["a", "b", "c", "d"], seq);
+                let early = s.early(&l).unwrap();
+                assert_eq!(
+                    early.outcome,
+                    if query == "q" { SCORED } else { NO_RELEVANCE }
+                );
+                assert_eq!(s.finalize(&l).1, Some(early));
+            }
+        }
+    }
+
+    #[test]
     fn a_change_after_the_early_pass_scores_again() {
         let mut s = scoring("list");
         let l = list("q", &["a", "b"], 7);
         judge(&mut s, "q", "a", 1.0, 1);
-        let early = s.early(&l).cloned().unwrap();
+        let early = s.early(&l).unwrap();
         assert_eq!(early.ndcg, vec![Some(1.0), Some(1.0)]);
         judge(&mut s, "q", "b", 3.0, 2); // a better doc below: NDCG drops
         let (_, judged) = s.finalize(&l);

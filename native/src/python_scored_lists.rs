@@ -233,7 +233,7 @@ impl ScoredLists {
         for slot in core.joiner.passed(cut) {
             let l = core.joiner.list(slot);
             let judged = self.scoring.early(l);
-            out.append(self.shapes.passed(py, core, l, judged)?)?;
+            out.append(self.shapes.passed(py, core, l, judged.as_ref())?)?;
         }
         Ok(out)
     }
