@@ -3,12 +3,13 @@
 :class:`NativePipeline` is an :class:`~streameval.engine.interface.Engine` whose record path runs
 in ``streameval._native.EngineCore``: decode in the source's format, the future-skew check, the
 watermark and idleness, the join, evictions, finalization and the early judged pass, and the
-scoring of each list (both relevance sources, against a copy of the judgment table: docs/native.md
-"Lists scored in the core"). What follows per scored list is the Python reference code of
-:mod:`.coordinator`, the same objects and calls as :class:`~.pipeline.Pipeline` (trust signals,
-interleaving, windows, totals, consumers, recovery), so the two engines agree there by
-construction; ``tests/unit/test_native_engine.py`` checks the whole. A judgment is recognised natively and applied by the Python rules (its record decoded
-once more by the source's Python decoder: the judge tracker listens to the Python table).
+scoring of each list (both relevance sources, against a copy of the judgment table:
+docs/native.md "Lists scored in the core"). What follows per scored list is the Python reference
+code of :mod:`.coordinator`, the same objects and calls as :class:`~.pipeline.Pipeline` (trust
+signals, interleaving, windows, totals, consumers, recovery), so the two engines agree there by
+construction; ``tests/unit/test_native_engine.py`` checks the whole. A judgment is recognised
+natively and applied by the Python rules (its record decoded once more by the source's Python
+decoder: the judge tracker and the core's copy listen to the Python table).
 """
 
 from __future__ import annotations
