@@ -18,6 +18,12 @@ Checked: both arms account for the same records (the JSON output's ``intake``).
 
 Row ``replay.ab``: head's events/s over base's (medians of CPU time); target >= 0.9.
 
+The native engine: a git worktree holds no extension module (``streameval/_native*.so`` is built,
+not tracked), so its arm would run the Python engine (one WARNING, in stderr) against a native
+head. ``--base-tree DIR`` takes a checkout of the base revision with its module built instead
+(e.g. ``git archive REV | tar -x -C DIR``, then ``scripts/native-check`` there or its module
+copied in); without it, a head with the module and a base without one is refused.
+
 ``--instructions``: instead of CPU time, the instructions each arm executes, counted by
 valgrind's callgrind (``valgrind`` on the PATH; ~60x slower, so use ``--events 60000``), with
 ``PYTHONHASHSEED=0``: the count is the same from run to run and does not move with the load of
@@ -139,6 +145,17 @@ def worktree(rev: str, into: Path) -> Path:
     return path
 
 
+def _has_native(tree: Path) -> bool:
+    return any((tree / "streameval").glob("_native*.so"))
+
+
+def _forget(base: Path, made: bool) -> None:
+    if made:
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
+        )
+
+
 def main() -> int:
     parser = benchmark_parser(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--base", required=True, help="the revision before the change")
@@ -162,11 +179,24 @@ def main() -> int:
         action="store_true",
         help="count instructions under valgrind's callgrind instead of timing (deterministic)",
     )
+    parser.add_argument(
+        "--base-tree",
+        type=Path,
+        default=None,
+        help="a checkout of --base with its extension module built (a git worktree has none)",
+    )
     args = parser.parse_args()
+    if args.base_tree is None and _has_native(REPO):
+        print(
+            "ab_replay: --base-tree: a git worktree of the base has no streameval._native, so its"
+            " arm would run the Python engine; give a checkout of the base with its module built"
+        )
+        return 2
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.jsonl"
         log.write_bytes(b"\n".join(sim_lines(args.events, seed=args.seed, noise_share=0.01)))
-        base = worktree(args.base, Path(tmp))
+        made = args.base_tree is None
+        base = worktree(args.base, Path(tmp)) if made else args.base_tree.resolve()
         if args.instructions:
             try:
                 per_event = instructions_ab(
@@ -177,10 +207,7 @@ def main() -> int:
                     args.config,
                 )
             finally:
-                subprocess.run(
-                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)],
-                    check=False,
-                )
+                _forget(base, made)
             return _report_instructions(args, per_event)
         try:
             arms = {"base": base, "head": REPO}
@@ -196,9 +223,7 @@ def main() -> int:
                     intake.setdefault(name, out["intake"])
                     print(f"{name} {repeat}: cpu {c:.2f} s, wall {w:.2f} s", flush=True)
         finally:
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
-            )
+            _forget(base, made)
     if intake["base"] != intake["head"]:
         print(f"the arms account differently: {intake}")
         return 1

@@ -226,6 +226,64 @@ impl JudgmentStore {
         true
     }
 
+    /// Make `doc_id` of `query_id` hold exactly `judges` (judge, timestamp, grade), in that
+    /// order (none: the doc is no longer judged), and give the query `version` (-1: it has no
+    /// judgment left): a copy of another table's doc after it changed, so that this table
+    /// equals that one, its versions included (the native engine's copy of the Python
+    /// `JudgmentStore`, told each change by its listener). A doc judged anew goes last, and
+    /// the docs keep their order otherwise, as in the table copied.
+    pub fn mirror(
+        &mut self,
+        query_id: &str,
+        doc_id: &str,
+        judges: &[(String, i64, f64)],
+        version: i64,
+    ) {
+        if let Some(query) = self.queries.get_mut(query_id) {
+            if let Some(&at) = query.index.get(doc_id) {
+                self.entries -= query.docs[at].1.len();
+                if judges.is_empty() {
+                    query.docs.remove(at);
+                    query.index.remove(doc_id);
+                    for (_, i) in query.index.iter_mut() {
+                        if *i > at {
+                            *i -= 1;
+                        }
+                    }
+                }
+            }
+        }
+        if version < 0 {
+            // the query has no judgment left (the doc above was its last)
+            if let Some(query) = self.queries.remove(query_id) {
+                self.entries -= query.docs.iter().map(|(_, j)| j.len()).sum::<usize>();
+            }
+            return;
+        }
+        let query = self.queries.entry(query_id.to_owned()).or_default();
+        if !judges.is_empty() {
+            let grades: Vec<Grade> = judges
+                .iter()
+                .map(|(judge, timestamp, grade)| Grade {
+                    judge: judge.clone(),
+                    timestamp: *timestamp,
+                    grade: *grade,
+                })
+                .collect();
+            self.entries += grades.len();
+            match query.index.get(doc_id) {
+                Some(&at) => query.docs[at].1 = grades,
+                None => {
+                    query.index.insert(doc_id.to_owned(), query.docs.len());
+                    query.docs.push((doc_id.to_owned(), grades));
+                }
+            }
+        }
+        let version = version as u64;
+        query.changed(version);
+        self.stamp = self.stamp.max(version);
+    }
+
     /// A stamp that changes whenever `query_id`'s judgments change (-1: it has none).
     pub fn version(&self, query_id: &str) -> i64 {
         self.queries.get(query_id).map_or(-1, |q| q.version as i64)
@@ -366,6 +424,56 @@ mod tests {
             s.apply("q", "d", judge, 1, grade, false);
         }
         assert_eq!(s.grade("q", "d"), Some(1.0 / 3.0));
+    }
+
+    /// The table's state as `judges_of` and the versions show it.
+    fn state(s: &JudgmentStore, queries: &[&str]) -> Vec<(i64, JudgesOf)> {
+        queries
+            .iter()
+            .map(|q| (s.version(q), s.judges_of(q)))
+            .collect()
+    }
+
+    #[test]
+    fn mirror_copies_each_change() {
+        // every change of a table, copied doc by doc into another: the two stay equal
+        let mut a = JudgmentStore::new();
+        let mut b = JudgmentStore::new();
+        let copy = |a: &JudgmentStore, b: &mut JudgmentStore, q: &str, d: &str| {
+            let judges = a
+                .judges_of(q)
+                .into_iter()
+                .find(|(doc, _)| doc == d)
+                .map_or_else(Vec::new, |(_, j)| j);
+            b.mirror(q, d, &judges, a.version(q));
+        };
+        let steps: &[(&str, &str, &str, i64, f64, bool)] = &[
+            ("q", "a", "j1", 1, 1.0, false),
+            ("q", "b", "j1", 1, 3.0, false),
+            ("q", "a", "j2", 2, 2.0, false),
+            ("p", "a", "j1", 1, 1.0, false),
+            ("q", "a", "j1", 5, 0.5, false),
+            ("q", "c", "j1", 1, 2.0, false),
+        ];
+        for &(q, d, j, t, g, replace) in steps {
+            assert!(a.apply(q, d, j, t, g, replace));
+            copy(&a, &mut b, q, d);
+        }
+        assert_eq!(state(&a, &["q", "p"]), state(&b, &["q", "p"]));
+        // a doc deleted (its order: c after the others), judged again (last), a query emptied
+        for (q, d, j) in [("q", "b", "j1"), ("q", "a", "j1"), ("p", "a", "j1")] {
+            assert!(a.delete(q, d, j));
+            copy(&a, &mut b, q, d);
+            assert_eq!(state(&a, &["q", "p"]), state(&b, &["q", "p"]));
+        }
+        a.apply("q", "b", "j3", 9, 1.5, false);
+        copy(&a, &mut b, "q", "b");
+        assert_eq!(state(&a, &["q", "p"]), state(&b, &["q", "p"]));
+        let docs: Vec<String> = b.judges_of("q").into_iter().map(|(d, _)| d).collect();
+        assert_eq!(docs, vec!["a", "c", "b"]);
+        assert_eq!(b.version("p"), -1);
+        assert_eq!((a.len(), b.len()), (3, 3));
+        assert_eq!(a.grades_and_pool("q"), b.grades_and_pool("q"));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bounds;
+pub mod core_scoring;
 pub mod decode;
 pub mod event_time;
 pub mod join;
@@ -48,5 +49,7 @@ mod python_judges;
 mod python_query_sums;
 #[cfg(feature = "python")]
 mod python_score;
+#[cfg(feature = "python")]
+mod python_scored_lists;
 #[cfg(feature = "python")]
 mod python_windows;

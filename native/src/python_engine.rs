@@ -16,10 +16,13 @@ use crate::join::grades::InteractionGrades;
 use crate::join::open_list::OpenList;
 use crate::mapped::MappedDecoder;
 use crate::python_join::list_fields;
+use crate::python_scored_lists::{ScoredLists, ScoringOptions};
 
 #[pyclass(module = "streameval._native")]
 pub struct EngineCore {
     core: Core,
+    /// the lists scored here, once `set_scoring` was called
+    scored: Option<ScoredLists>,
 }
 
 /// A list's fields as `JoinCore.drain_finalized` gives them, then its sequence number (the
@@ -79,7 +82,7 @@ impl EngineCore {
         if let Some(pb) = pass_bucket {
             core.joiner.keep_unpassed(pb);
         }
-        EngineCore { core }
+        EngineCore { core, scored: None }
     }
 
     /// Decode `source` as `format`: "native", "auto", "ubi", or "mapped" with `mapping` (the
@@ -160,36 +163,126 @@ impl EngineCore {
         )
     }
 
-    /// A new stream after `Pipeline.reset` (the segments seen and the formats stay).
+    /// A new stream after `Pipeline.reset` (the segments seen and the formats stay, and the
+    /// judgment table).
     fn restart(&mut self) {
         self.core.restart();
+        if let Some(scored) = &mut self.scored {
+            scored.scoring().restart();
+        }
     }
 
-    /// `Joiner.finalize`: the lists whose attribution window ended at or before `watermark`.
+    /// Score the lists here from now on (docs/native.md "Lists scored in the core"): the
+    /// settings `ListScorer(settings)` reads, the named tuples `SourceScore` and `ScoredList`,
+    /// and `ListScorer`'s shared sources (implicit without interaction, judged of a query
+    /// nobody judged). The judgment table starts empty: `mirror_judgment` copies each change.
+    #[pyo3(signature = (*, ks, gain, discount, discount_base, ideal, unjudged, no_relevance,
+        source_score, scored_list, no_interaction, unjudged_source))]
+    #[allow(clippy::too_many_arguments)]
+    fn set_scoring(
+        &mut self,
+        py: Python<'_>,
+        ks: Vec<i64>,
+        gain: &str,
+        discount: &str,
+        discount_base: f64,
+        ideal: &str,
+        unjudged: &str,
+        no_relevance: &str,
+        source_score: Bound<'_, PyAny>,
+        scored_list: Bound<'_, PyAny>,
+        no_interaction: Bound<'_, PyAny>,
+        unjudged_source: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let options = ScoringOptions {
+            ks,
+            gain,
+            discount,
+            discount_base,
+            ideal,
+            unjudged,
+            no_relevance,
+            source_score,
+            scored_list,
+            no_interaction,
+            unjudged_source,
+        };
+        self.scored = Some(ScoredLists::new(py, options)?);
+        Ok(())
+    }
+
+    /// The Python judgment table changed `doc_id` of `query_id`: it holds `judges` (judge,
+    /// timestamp, grade) now, in the table's order, and the query's version is `version`.
+    fn mirror_judgment(
+        &mut self,
+        query_id: &str,
+        doc_id: &str,
+        judges: Vec<(String, i64, f64)>,
+        version: i64,
+    ) -> PyResult<()> {
+        let scored = self
+            .scored
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("mirror_judgment: call set_scoring first"))?;
+        scored.scoring().mirror(query_id, doc_id, &judges, version);
+        Ok(())
+    }
+
+    /// The mirrored judgment table's (version, judges_of) of `query_id` (tests).
+    fn mirrored_judgments(&mut self, query_id: &str) -> (i64, crate::judgments::JudgesOf) {
+        match &mut self.scored {
+            None => (-1, Vec::new()),
+            Some(s) => {
+                let table = &s.scoring().judgments;
+                (table.version(query_id), table.judges_of(query_id))
+            }
+        }
+    }
+
+    /// The early judged scores kept for passed lists not finalized yet.
+    #[getter]
+    fn early_kept(&mut self) -> usize {
+        self.scored.as_mut().map_or(0, |s| s.scoring().early_kept())
+    }
+
+    /// `Joiner.finalize`: the lists whose attribution window ended at or before `watermark`
+    /// (scored: see `finalized` in python_scored_lists.rs).
     fn finalize<'py>(&mut self, py: Python<'py>, watermark: i64) -> PyResult<Bound<'py, PyList>> {
         let done = self.core.joiner.finalize(watermark);
-        lists(py, &self.core, &done)
+        match &mut self.scored {
+            Some(scored) => scored.finalized(py, &self.core, &done),
+            None => lists(py, &self.core, &done),
+        }
     }
 
     /// `Joiner.finalize_all`: every open list, in deadline order.
     fn finalize_all<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let done = self.core.joiner.finalize_all();
-        lists(py, &self.core, &done)
+        match &mut self.scored {
+            Some(scored) => scored.finalized(py, &self.core, &done),
+            None => lists(py, &self.core, &done),
+        }
     }
 
-    /// `Joiner.evict_over_cap`: the sequence numbers of the lists evicted.
+    /// `Joiner.evict_over_cap`: the sequence numbers of the lists evicted (their early judged
+    /// scores go).
     fn evict_over_cap(&mut self) -> Vec<u64> {
-        self.core
-            .joiner
-            .evict_over_cap()
-            .iter()
-            .map(|l| l.seq)
-            .collect()
+        let evicted = self.core.joiner.evict_over_cap();
+        if let Some(scored) = &mut self.scored {
+            for l in &evicted {
+                scored.scoring().forget(l.seq);
+            }
+        }
+        evicted.iter().map(|l| l.seq).collect()
     }
 
-    /// `Joiner.passed` (`cut` None: every bucket).
+    /// `Joiner.passed` (`cut` None: every bucket); scored: each list's `ScoredList` with its
+    /// judged source only (`ListScorer.score_judged`).
     #[pyo3(signature = (cut = None))]
     fn passed<'py>(&mut self, py: Python<'py>, cut: Option<i64>) -> PyResult<Bound<'py, PyList>> {
+        if let Some(scored) = &mut self.scored {
+            return scored.passed(py, &mut self.core, cut);
+        }
         let out = PyList::empty(py);
         for slot in self.core.joiner.passed(cut) {
             out.append(list_tuple(py, &self.core, self.core.joiner.list(slot))?)?;

@@ -32,7 +32,7 @@ from streameval.events.decode import decoder
 from streameval.interleave import InterleavingStore
 from streameval.join import InteractionGrades, OpenList, SegmentCapper
 from streameval.score.lists import ListScorer
-from streameval.values import EVICTED, RELEVANCE_SOURCES
+from streameval.values import EVICTED, RELEVANCE_SOURCES, ScoredList
 from streameval.windows import Totals, WindowSpec, WindowStore
 
 
@@ -96,7 +96,7 @@ class Coordinator(EventTime, Checkpoints):
         self._recovery = Recovery(
             settings.bucket, max(settings.windows) + settings.allowed_lateness, persist
         )
-        self._judged = JudgedEarly(self._early, self._scorer, self._judgments, settings.bucket)
+        self._judged = self._judged_early()
         #: the trust signals' sources and bookkeeping per finalized list (DESIGN §12)
         self._signals = ListSignals(settings, judges, propensity, self._judgments, self._scorer)
         self._start_stream()
@@ -136,6 +136,11 @@ class Coordinator(EventTime, Checkpoints):
     def _start_join(self) -> None:
         """A new join and event-time clock (``_joiner``, ``_watermark``): the engine's own."""
         raise NotImplementedError
+
+    def _judged_early(self) -> JudgedEarly:
+        """The early judged pass over the engine's join (the native engine's scores its lists in
+        the core)."""
+        return JudgedEarly(self._early, self._scorer, self._judgments, self._settings.bucket)
 
     def _opened(self, ts: int) -> None:
         """A list opened at ``ts``: when it is due (finalized, and passed for judged scores)."""
@@ -196,8 +201,13 @@ class Coordinator(EventTime, Checkpoints):
             # shorter than a bucket): its judged score goes out now, still before the bucket
             # closes, and is reused just below
             self._judged.hand(lst)
+        self._fold_scored(lst, self._scorer.score(lst, self._judgments))
+
+    def _fold_scored(self, lst: OpenList, scored: ScoredList) -> None:
+        """A finalized list, scored (implicit, judged; its early judged score handed out): the
+        trust signals' sources, the windows, totals, recovery and consumers."""
         signals = self._signals
-        scored = signals.score(lst, self._scorer.score(lst, self._judgments))
+        scored = signals.score(lst, scored)
         persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
         folded = persisted is None or lst.timestamp >= persisted
         signals.fold(lst, scored, folded)

@@ -16,6 +16,7 @@ from streameval.engine.consumers import HoldsJudgedFloor, JudgedEarlyConsumer
 from streameval.engine.stages import JoinStage
 from streameval.join import JudgmentStore, OpenList
 from streameval.score.lists import ListScorer
+from streameval.values import ScoredList
 
 
 class JudgedEarly:
@@ -58,9 +59,26 @@ class JudgedEarly:
 
     def hand(self, lst: OpenList) -> None:
         """The judged score of ``lst`` to every early consumer."""
-        judged = self._score(lst, self._judgments)
+        self.hand_scored(self._score(lst, self._judgments))
+
+    def hand_scored(self, judged: ScoredList) -> None:
+        """A list's judged score (``ListScorer.score_judged``) to every early consumer."""
         for early in self._early:
             early.add_judged(judged)
+
+    def _scored_passed(self, joiner: JoinStage, cut: float, floored: bool) -> list[ScoredList]:
+        """The judged scores of the lists of every bucket before ``cut`` not handed out yet
+        (``floored``: but those below their source's floor, not scored). The native engine's
+        join scores them itself (:class:`~.native_pipeline.NativeJudgedEarly`)."""
+        score, judgments = self._score, self._judgments
+        if floored:  # a re-read: skip what they hold already
+            floors = self._floor
+            return [
+                score(lst, judgments)
+                for lst in joiner.passed(cut)
+                if (floor := floors.get(lst.source)) is None or lst.timestamp >= floor
+            ]
+        return [score(lst, judgments) for lst in joiner.passed(cut)]
 
     def pass_judged(self, joiner: JoinStage, watermark: int) -> float:
         """Hand out the judged score of every list in a bucket the watermark completed (whole
@@ -68,24 +86,16 @@ class JudgedEarly:
         which there is a bucket to hand out next."""
         bucket = self._bucket_ms
         cut = watermark - watermark % bucket
-        score, judgments, early = self._score, self._judgments, self._early
-        if cut <= self._floor_max + bucket:  # a re-read: skip what they hold already
-            floors = self._floor
-            for lst in joiner.passed(cut):
-                floor = floors.get(lst.source)
-                if floor is None or lst.timestamp >= floor:
-                    scored = score(lst, judgments)
-                    for consumer in early:
-                        consumer.add_judged(scored)
-        elif len(early) == 1:  # the usual case (the detectors): no inner loop per list
+        early = self._early
+        scored = self._scored_passed(joiner, cut, cut <= self._floor_max + bucket)
+        if len(early) == 1:  # the usual case (the detectors): no inner loop per list
             add_judged = early[0].add_judged
-            for lst in joiner.passed(cut):
-                add_judged(score(lst, judgments))
+            for judged in scored:
+                add_judged(judged)
         else:
-            for lst in joiner.passed(cut):
-                scored = score(lst, judgments)
+            for judged in scored:
                 for consumer in early:
-                    consumer.add_judged(scored)
+                    consumer.add_judged(judged)
         nxt = joiner.next_passed()  # the earliest impression not handed out, + 1
         for consumer in early:
             consumer.advance_judged(cut)
@@ -93,8 +103,8 @@ class JudgedEarly:
 
     def finish(self, joiner: JoinStage, end: int | None) -> None:
         """End of input: every list not handed out yet, then every bucket before ``end``."""
-        for lst in joiner.passed(math.inf):
-            self.hand(lst)
+        for judged in self._scored_passed(joiner, math.inf, False):
+            self.hand_scored(judged)
         if end is not None:
             for early in self._early:
                 early.advance_judged(end)

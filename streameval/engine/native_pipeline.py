@@ -2,28 +2,33 @@
 
 :class:`NativePipeline` is an :class:`~streameval.engine.interface.Engine` whose record path runs
 in ``streameval._native.EngineCore``: decode in the source's format, the future-skew check, the
-watermark and idleness, the join, evictions, finalization and the early judged pass. What
-follows per list is the Python reference code of :mod:`.coordinator`, the same objects and calls
-as :class:`~.pipeline.Pipeline` (scoring, trust signals, windows, totals, consumers, recovery),
-so the two engines agree there by construction; ``tests/unit/test_native_engine.py`` checks the
-whole. A judgment is recognised natively and applied by the Python rules (its record decoded
-once more by the source's Python decoder: the judge tracker listens to the Python table).
+watermark and idleness, the join, evictions, finalization and the early judged pass, and the
+scoring of each list (both relevance sources, against a copy of the judgment table:
+docs/native.md "Lists scored in the core"). What follows per scored list is the Python reference
+code of :mod:`.coordinator`, the same objects and calls as :class:`~.pipeline.Pipeline` (trust
+signals, interleaving, windows, totals, consumers, recovery), so the two engines agree there by
+construction; ``tests/unit/test_native_engine.py`` checks the whole. A judgment is recognised
+natively and applied by the Python rules (its record decoded once more by the source's Python
+decoder: the judge tracker and the core's copy listen to the Python table).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from streameval.config import EvaluationSettings
 from streameval.engine.coordinator import Coordinator
+from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import OFFERED, Offered
+from streameval.engine.stages import JoinStage
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid
 from streameval.events.models import Judgment
 from streameval.join import OpenList
-from streameval.values import ACCEPTED, INVALID, PENDING, Outcome
+from streameval.score.lists import judged_only
+from streameval.values import ACCEPTED, INVALID, PENDING, Outcome, ScoredList, SourceScore
 
 #: a source's format as the native decoders take it: ("native" | "auto" | "ubi" | "mapped", the
 #: mapping's settings as JSON for "mapped", else None)
@@ -33,41 +38,37 @@ FormatFor = Callable[[str], NativeFormat]
 _OUTCOMES = {o.value: o for o in Outcome}
 
 
+class NativeList(OpenList):
+    """A list finalized by the native join, scored there: ``scored`` its
+    :class:`~streameval.values.ScoredList` (implicit, judged; ``interleaved`` is the
+    coordinator's to set), ``handed`` whether the early judged pass took it."""
+
+    __slots__ = ("handed", "scored")
+
+    handed: bool
+    scored: ScoredList
+
+
 class NativeJoin:
     """The join of an ``EngineCore`` as the coordinator reads a :class:`~streameval.join.Joiner`
-    (:class:`~.stages.JoinStage`). A list reaches Python as an
-    :class:`~streameval.join.OpenList` when the early judged pass takes it, and again when it is
-    finalized; in between only its early judged score (``OpenList.early``, reused at
-    finalization exactly as in Python) is kept here, not the object: the list itself stays in
-    the core (a Python ``OpenList`` with its strings per open list would cost several times the
-    core's bytes)."""
+    (:class:`~.stages.JoinStage`). The core scores its lists (docs/native.md "Lists scored in
+    the core"): the early judged pass gets each list's judged ``ScoredList`` (the core keeps
+    that score until the list is finalized, reused then when its query's judgments did not
+    change, as ``ListScorer.score`` reuses ``OpenList.early``); a finalized list reaches Python
+    as a :class:`NativeList`, its scores with it (the back half reads the list: the judge
+    tracker, propensity, interleaving)."""
 
-    __slots__ = ("_core", "_early", "_fresh")
+    __slots__ = ("_core",)
 
     def __init__(self, core: Any) -> None:
         self._core = core
-        #: the early judged score of each list handed to the early pass and not finalized yet,
-        #: by the list's sequence number in the core
-        self._early: dict[int, Any] = {}
-        #: the lists the last early pass handed out, whose ``early`` the pass sets after
-        self._fresh: list[tuple[int, OpenList]] = []
 
-    def _settle(self) -> None:
-        """Keep the early judged scores the last pass set, and let its lists go."""
-        for seq, lst in self._fresh:
-            if lst.early is not None:
-                self._early[seq] = lst.early
-        self._fresh = []
-
-    def _list(self, row: tuple[Any, ...], passed: bool = False) -> OpenList:
+    @staticmethod
+    def _list(row: tuple[Any, ...]) -> NativeList:
         (_, rid, ts, qid, docs, labels, segment, grades, keys, clicked, rank, teams, clicked_docs,
-         counted_before, source, seq) = row  # fmt: skip
-        lst = OpenList.__new__(OpenList)
-        if passed:
-            lst.early = None
-            self._fresh.append((seq, lst))
-        else:
-            lst.early = self._early.pop(seq, None)
+         counted_before, source, _, handed, scored) = row  # fmt: skip
+        lst = NativeList.__new__(NativeList)
+        lst.early = None
         lst.request_id, lst.timestamp, lst.query_id, lst.doc_ids = rid, ts, qid, docs
         lst.labels, lst.segment, lst.teams = labels, segment, teams
         lst.grades = None if grades is None else dict(grades)
@@ -75,21 +76,20 @@ class NativeJoin:
         lst.clicked, lst.first_click_rank = clicked, rank
         lst.clicked_docs = None if clicked_docs is None else set(clicked_docs)
         lst.counted_before, lst.source = counted_before, source
+        lst.handed, lst.scored = handed, scored
         return lst
 
-    def finalize(self, watermark: int) -> list[OpenList]:
-        self._settle()
-        return [self._list(row) for row in self._core.finalize(watermark)]
+    def finalize(self, watermark: int) -> list[NativeList]:
+        _list = self._list
+        return [_list(row) for row in self._core.finalize(watermark)]
 
-    def finalize_all(self) -> list[OpenList]:
-        self._settle()
-        return [self._list(row) for row in self._core.finalize_all()]
+    def finalize_all(self) -> list[NativeList]:
+        _list = self._list
+        return [_list(row) for row in self._core.finalize_all()]
 
     def evict_over_cap(self) -> list[int]:
-        self._settle()
+        """The sequence numbers of the lists evicted (the core drops their early scores)."""
         evicted: list[int] = self._core.evict_over_cap()
-        for seq in evicted:
-            self._early.pop(seq, None)
         return evicted
 
     def expire_pending(self, watermark: int | None) -> int:
@@ -100,13 +100,12 @@ class NativeJoin:
         due: int | None = self._core.next_due()
         return math.inf if due is None else due
 
-    def passed(self, cut: float) -> list[OpenList]:
-        self._settle()
-        rows = self._core.passed(None if cut == math.inf else int(cut))
-        return [self._list(row, passed=True) for row in rows]
+    def passed(self, cut: float) -> list[ScoredList]:
+        """The judged ``ScoredList`` of each list the early judged pass takes."""
+        scored: list[ScoredList] = self._core.passed(None if cut == math.inf else int(cut))
+        return scored
 
     def next_passed(self) -> float:
-        self._settle()
         nxt: int | None = self._core.next_passed()
         return math.inf if nxt is None else nxt
 
@@ -126,6 +125,19 @@ class NativeJoin:
         return n
 
 
+class NativeJudgedEarly(JudgedEarly):
+    """The early judged pass of the native engine: its join hands the lists scored."""
+
+    def _scored_passed(self, joiner: JoinStage, cut: float, floored: bool) -> list[ScoredList]:
+        scored = cast(NativeJoin, joiner).passed(cut)
+        if floored:  # a re-read: what every early consumer holds already is not handed out
+            floors = self._floor
+            return [
+                s for s in scored if (floor := floors.get(s.source)) is None or s.timestamp >= floor
+            ]
+        return scored
+
+
 class NativePipeline(Coordinator):
     """The native engine: :class:`~.pipeline.Pipeline`'s options, and ``format_for``: each
     source's format (``NativeFormat``; default ``("auto", None)``, as the Python default)."""
@@ -135,6 +147,20 @@ class NativePipeline(Coordinator):
     ) -> None:
         self._format_for = format_for
         super().__init__(settings, **options)
+
+    def _judged_early(self) -> JudgedEarly:
+        return NativeJudgedEarly(self._early, self._scorer, self._judgments, self._settings.bucket)
+
+    def _fold(self, lst: OpenList) -> None:
+        """As :meth:`.coordinator.Coordinator._fold`, the list scored in the core."""
+        native = cast(NativeList, lst)  # (NativeJoin.finalize's)
+        scored = native.scored
+        if self._early and not native.handed and not self._judged.below_floor(lst):
+            # finalized before the watermark completed its bucket: its judged score now
+            self._judged.hand_scored(judged_only(scored))
+        if lst.teams is not None:
+            scored = scored._replace(interleaved=self._scorer.interleaved(lst))
+        self._fold_scored(lst, scored)
 
     def _start_join(self) -> None:
         core = getattr(self, "_core", None)
@@ -148,9 +174,44 @@ class NativePipeline(Coordinator):
             **native.join_options(self._settings),
             pass_bucket=self._settings.bucket if self._early else None,
         )
+        self._score_in(core)
         self._core = self._watermark = core
         self._joiner = self._native_join = NativeJoin(core)
         self._formats_told: set[str] = set()
+
+    def _score_in(self, core: Any) -> None:
+        """The core scores the lists (``ListScorer``'s settings), against a copy of the
+        judgment table: each change of the Python table (its ``listener``, after the judge
+        tracker's) is copied there with the query's version, so that the two tables, and the
+        reuse of early judged scores, agree (the Python table stays the one the rules apply to,
+        the judge tracker and snapshots read)."""
+        settings = self._settings
+        no_interaction, unjudged = self._scorer.shared_sources
+        core.set_scoring(
+            ks=sorted(settings.ks),
+            gain=settings.gain,
+            discount=settings.discount,
+            discount_base=settings.discount_base,
+            ideal=settings.ideal,
+            unjudged=settings.unjudged,
+            no_relevance=settings.no_relevance,
+            source_score=SourceScore,
+            scored_list=ScoredList,
+            no_interaction=no_interaction,
+            unjudged_source=unjudged,
+        )
+        store = self._judgments
+        told = store.listener
+        judges_of, version, mirror = store.judges_of, store.version, core.mirror_judgment
+
+        def changed(query_id: str, doc_id: str) -> None:
+            if told is not None:
+                told(query_id, doc_id)
+            judges = judges_of(query_id).get(doc_id)
+            entries = [] if judges is None else [(j, t, g) for j, (t, g) in judges.items()]
+            mirror(query_id, doc_id, entries, version(query_id))
+
+        store.listener = changed
 
     def _tell_format(self, source: str) -> None:
         fmt, mapping = ("auto", None) if self._format_for is None else self._format_for(source)

@@ -6,8 +6,8 @@ the native engine's wrap one ``streameval._native.EngineCore`` (:mod:`.native_pi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from streameval.join import OpenList
 
@@ -23,7 +23,12 @@ class JoinStage(Protocol):
 
     def next_due(self) -> float: ...
 
-    def passed(self, cut: float) -> list[OpenList]: ...
+    def passed(self, cut: float) -> Sequence[Any]:
+        """The lists of every bucket before ``cut`` not handed to the early judged pass yet:
+        OpenLists (the Python join; :class:`~.early.JudgedEarly`
+        scores them), or their judged ScoredLists from a join that scores them itself
+        (the native one: :class:`~.native_pipeline.NativeJudgedEarly`)."""
+        ...
 
     def next_passed(self) -> float: ...
 

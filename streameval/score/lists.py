@@ -71,6 +71,27 @@ def _scored(
     )
 
 
+def judged_only(scored: ScoredList) -> ScoredList:
+    """A list scored (implicit, judged) as :meth:`ListScorer.score_judged` gives it: its
+    judged source only, no interleaving (the native engine, whose core scored both)."""
+    return _new_scored(
+        ScoredList,
+        (
+            scored.request_id,
+            scored.query_id,
+            scored.timestamp,
+            scored.labels,
+            scored.segment,
+            scored.sources[1:2],
+            scored.clicked,
+            scored.first_click_rank,
+            scored.interacted,
+            None,
+            scored.source,
+        ),
+    )
+
+
 def _interleaved(
     lst: OpenList, teams: tuple[str | None, ...], credit: str, cap: TeamCap
 ) -> Interleaved:
@@ -141,6 +162,18 @@ class ListScorer:
             None if lst.teams is None else _interleaved(lst, lst.teams, self._credit, self._teams)
         )
         return _scored(lst, (implicit, judged), interleaved)
+
+    def interleaved(self, lst: OpenList) -> Interleaved | None:
+        """What :meth:`score` sets as the list's ``interleaved`` (its outcomes through this
+        scorer's :class:`TeamCap`): for a list scored elsewhere (the native engine's core)."""
+        teams = lst.teams
+        return None if teams is None else _interleaved(lst, teams, self._credit, self._teams)
+
+    @property
+    def shared_sources(self) -> tuple[SourceScore, SourceScore]:
+        """The implicit source of a list without interaction and the judged source of a list
+        whose query nobody judged: one value each, shared by every such list."""
+        return self._no_interaction, self._unjudged
 
     def score_judged(self, lst: OpenList, judgments: JudgmentStore) -> ScoredList:
         """The judged source only, before clicks are final (DESIGN §9: judged NDCG does not wait

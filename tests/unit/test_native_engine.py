@@ -231,6 +231,8 @@ evaluations = st.fixed_dictionaries(
         "ideal": st.sampled_from(("pool", "list")),
         "no_relevance": st.sampled_from(("skip", "zero")),
         "gain": st.sampled_from(("linear", "exponential")),
+        "unjudged": st.sampled_from(("zero", "condensed")),
+        "discount": st.sampled_from(("log2", "jarvelin")),
         "max_future_skew": st.sampled_from((100, 300_000)),
     }
 )

@@ -257,10 +257,13 @@ impl Joiner {
                 std::mem::replace(&mut self.unpassed, rest)
             }
         };
-        let slots = &self.slots;
+        let slots = &mut self.slots;
         due.into_values()
             .flatten()
-            .filter(|&(slot, seq)| slots[slot as usize].as_ref().is_some_and(|l| l.seq == seq))
+            .filter(|&(slot, seq)| {
+                let list = slots[slot as usize].as_mut().filter(|l| l.seq == seq);
+                list.map(OpenList::set_passed).is_some()
+            })
             .map(|(slot, _)| slot)
             .collect()
     }

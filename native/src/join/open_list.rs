@@ -32,6 +32,8 @@ pub struct Interactions {
 const CLICKED: u8 = 1;
 const COUNTED_BEFORE: u8 = 2;
 const HAS_TEAMS: u8 = 4;
+/// handed to the early judged pass (`Joiner::passed`)
+const PASSED: u8 = 8;
 
 #[derive(Debug, Clone)]
 pub struct OpenList {
@@ -187,6 +189,15 @@ impl OpenList {
     }
 
     /// `OpenList.interacted`: an interaction was attached.
+    /// Handed to the early judged pass (`Joiner::passed`).
+    pub fn passed(&self) -> bool {
+        self.flags & PASSED != 0
+    }
+
+    pub fn set_passed(&mut self) {
+        self.flags |= PASSED;
+    }
+
     pub fn interacted(&self) -> bool {
         self.interactions.is_some()
     }
