@@ -1,8 +1,10 @@
-"""The native engine's per-list state read from its core (docs/native.md "The fold in the core").
+"""The fold of a finalized list in the native engine's core (docs/native.md "The fold in the
+core"): :class:`CoreFolds`, the part of :class:`~.native_pipeline.NativePipeline` that decides
+it and hands the core's lists on, and the core's state as the coordinator reads it.
 
 With the fold in the core, a finalized list's window buckets, since-start totals, buckets for the
-state topic and judge-tracker bookkeeping live in ``streameval._native.EngineCore``. These are
-that state as the shared coordinator reads it (:class:`~streameval.windows.WindowStore`,
+state topic and judge-tracker bookkeeping live in ``streameval._native.EngineCore``. The classes
+below are that state as the shared coordinator reads it (:class:`~streameval.windows.WindowStore`,
 :class:`~streameval.windows.Totals`, :class:`~streameval.windows.persisted.SourceBuckets`): the
 same calls, answered from the core, the same objects built for the snapshot and checkpoints.
 Folding a list goes through the core itself (``EngineCore.finalize_folded`` and ``fold_list``),
@@ -12,12 +14,28 @@ never through these (their ``add`` and ``count_list`` refuse).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
-from streameval.snapshot import CumulativeRow, EngagementRow, Moments, NdcgRow
-from streameval.values import ScoredList
+from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
+from streameval.durations import format_duration
+from streameval.engine.coordinator import Coordinator
+from streameval.interleave import InterleavingStore
+from streameval.join import OpenList
+from streameval.score.lists import judged_only
+from streameval.snapshot import (
+    CumulativeRow,
+    EngagementRow,
+    FreshnessRow,
+    Moments,
+    NdcgRow,
+    QueryClassCoverageRow,
+    Snapshot,
+)
+from streameval.values import RELEVANCE_SOURCES, ScoredList
 from streameval.windows import Totals, WindowStore
 from streameval.windows.persisted import SourceBuckets, decode_bucket, encode_bucket
+from streameval.windows.spec import WindowSpec
 from streameval.windows.store import Bucket
 
 
@@ -110,3 +128,93 @@ class CoreBuckets(SourceBuckets):
 
     def forget(self, source: str) -> None:
         self._core.forget_unpersisted(source)
+
+
+class CoreFolds(Coordinator):
+    """The native engine's part that folds the lists in its core (``_core``, an ``EngineCore``
+    its ``_start_join`` made; ``_core_folds``: whether, from :meth:`_fold_in`)."""
+
+    _core: Any
+    _core_folds: bool
+
+    def __init__(self, settings: EvaluationSettings, **options: Any) -> None:
+        self._judges_settings: JudgesSettings | None = options.get("judges")
+        propensity: PropensitySettings | None = options.get("propensity")
+        self._propensity_on = propensity is not None and propensity.enabled
+        super().__init__(settings, **options)
+
+    def _folded_in_core(self, handed: bool, scored: ScoredList) -> None:
+        """A list the core scored and folded: its early judged score if the pass did not take
+        it (as ``NativePipeline._fold``), then ``on_scored`` and the consumers."""
+        if self._early and not handed and not self._judged.below_floor(scored):  # type: ignore[arg-type]
+            self._judged.hand_scored(judged_only(scored))
+        if self._on_scored is not None:
+            self._on_scored(scored)
+        for consumer in self._consumers:
+            consumer.add(scored)
+
+    def _fold_scored(self, lst: OpenList, scored: ScoredList) -> None:
+        """As :meth:`.coordinator.Coordinator._fold_scored`; with the fold in the core, the
+        trust signals' sources and interleaving here, then the core folds the list."""
+        if not self._core_folds:
+            super()._fold_scored(lst, scored)
+            return
+        scored = self._signals.score(lst, scored)
+        persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
+        folded = persisted is None or lst.timestamp >= persisted
+        self._core.fold_list(scored, lst.doc_ids, lst.counted_before, folded)
+        if folded:
+            for windowed in self._windowed:
+                windowed.add(scored)
+        if self._on_scored is not None:
+            self._on_scored(scored)
+        for consumer in self._consumers:
+            consumer.add(scored)
+
+    def _start_stream(self) -> None:
+        super()._start_stream()
+        if self._core_folds:  # the windows and the buckets for the state topic: the core's
+            self._windows = CoreWindows(self._core)
+            if self._recovery.unpersisted is not None:
+                self._recovery.unpersisted = CoreBuckets(self._core)
+
+    def _fold_in(self, core: Any) -> bool:
+        """Fold the lists in the core (docs/native.md "The fold in the core"), unless a
+        configuration needs the Python back half for every list: ``[propensity] enabled`` (the
+        debiased source), or windowed consumers other than interleaving's own. (A batch with
+        a list with teams, or scored once two judge families are seen, reaches the Python back
+        half per list, and is folded in the core after: ``EngineCore.finalize_folded``.)"""
+        if self._propensity_on or any(type(w) is not InterleavingStore for w in self._windowed):
+            return False
+        settings = self._settings
+        judges = JudgesSettings() if self._judges_settings is None else self._judges_settings
+        specs = [WindowSpec(w, settings.bucket) for w in settings.windows]
+        core.set_fold(
+            windows_ms=list(settings.windows),
+            bucket_ms=settings.bucket,
+            persist=self._recovery.unpersisted is not None,
+            sources=[*RELEVANCE_SOURCES, *self._signals.extra_sources],
+            families=list(judges.families),
+            max_families=judges.max_families,
+            agreement_windows=[(format_duration(w), w) for w in judges.agreement_windows],
+            max_age=judges.max_age,
+            head_queries=judges.head_queries,
+            window_names=[s.name for s in specs],
+            ks=list(settings.ks),
+        )
+        self._totals = CoreTotals(core)
+        return True
+
+    def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
+        """As :meth:`.checkpoints.Checkpoints.snapshot`; with the fold in the core, the judge
+        tracker's freshness and coverage rows are the core's."""
+        snapshot = super().snapshot(consumer_lag=consumer_lag)
+        if not self._core_folds or snapshot.judges is None:
+            return snapshot
+        freshness, coverage = self._core.judges_view(self.horizon)
+        judges = replace(
+            snapshot.judges,
+            freshness=tuple(FreshnessRow(*row) for row in freshness),
+            coverage_by_class=tuple(QueryClassCoverageRow(*row) for row in coverage),
+        )
+        return replace(snapshot, judges=judges)

@@ -16,34 +16,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, cast
 
-from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
-from streameval.durations import format_duration
-from streameval.engine.coordinator import Coordinator
+from streameval.config import EvaluationSettings
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import OFFERED, Offered
-from streameval.engine.native_fold import CoreBuckets, CoreTotals, CoreWindows
+from streameval.engine.native_fold import CoreFolds
 from streameval.engine.recovery import Recovery
 from streameval.engine.stages import JoinStage
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid
 from streameval.events.models import Judgment
-from streameval.interleave import InterleavingStore
 from streameval.join import OpenList
 from streameval.score.lists import judged_only
-from streameval.snapshot import FreshnessRow, QueryClassCoverageRow, Snapshot
-from streameval.values import (
-    ACCEPTED,
-    INVALID,
-    PENDING,
-    RELEVANCE_SOURCES,
-    Outcome,
-    ScoredList,
-    SourceScore,
-)
-from streameval.windows.spec import WindowSpec
+from streameval.values import ACCEPTED, INVALID, PENDING, Outcome, ScoredList, SourceScore
 
 #: a source's format as the native decoders take it: ("native" | "auto" | "ubi" | "mapped", the
 #: mapping's settings as JSON for "mapped", else None)
@@ -170,7 +156,7 @@ class NativeJudgedEarly(JudgedEarly):
         return scored
 
 
-class NativePipeline(Coordinator):
+class NativePipeline(CoreFolds):
     """The native engine: :class:`~.pipeline.Pipeline`'s options, and ``format_for``: each
     source's format (``NativeFormat``; default ``("auto", None)``, as the Python default)."""
 
@@ -178,9 +164,6 @@ class NativePipeline(Coordinator):
         self, settings: EvaluationSettings, *, format_for: FormatFor | None = None, **options: Any
     ) -> None:
         self._format_for = format_for
-        self._judges_settings: JudgesSettings | None = options.get("judges")
-        propensity: PropensitySettings | None = options.get("propensity")
-        self._propensity_on = propensity is not None and propensity.enabled
         super().__init__(settings, **options)
 
     def _judged_early(self) -> JudgedEarly:
@@ -192,13 +175,7 @@ class NativePipeline(Coordinator):
         (docs/native.md "The fold in the core")."""
         row: Any = lst
         if type(row) is tuple:
-            handed, scored = row
-            if self._early and not handed and not self._judged.below_floor(scored):
-                self._judged.hand_scored(judged_only(scored))
-            if self._on_scored is not None:
-                self._on_scored(scored)
-            for consumer in self._consumers:
-                consumer.add(scored)
+            self._folded_in_core(*row)
             return
         native = cast(NativeList, lst)  # (NativeJoin.finalize's)
         scored = native.scored
@@ -208,31 +185,6 @@ class NativePipeline(Coordinator):
         if lst.teams is not None:
             scored = scored._replace(interleaved=self._scorer.interleaved(lst))
         self._fold_scored(lst, scored)
-
-    def _fold_scored(self, lst: OpenList, scored: ScoredList) -> None:
-        """As :meth:`.coordinator.Coordinator._fold_scored`; with the fold in the core, the
-        trust signals' sources and interleaving here, then the core folds the list."""
-        if not self._core_folds:
-            super()._fold_scored(lst, scored)
-            return
-        scored = self._signals.score(lst, scored)
-        persisted = self._persisted_before.get(lst.source) if self._persisted_before else None
-        folded = persisted is None or lst.timestamp >= persisted
-        self._core.fold_list(scored, lst.doc_ids, lst.counted_before, folded)
-        if folded:
-            for windowed in self._windowed:
-                windowed.add(scored)
-        if self._on_scored is not None:
-            self._on_scored(scored)
-        for consumer in self._consumers:
-            consumer.add(scored)
-
-    def _start_stream(self) -> None:
-        super()._start_stream()
-        if self._core_folds:  # the windows and the buckets for the state topic: the core's
-            self._windows = CoreWindows(self._core)
-            if self._recovery.unpersisted is not None:
-                self._recovery.unpersisted = CoreBuckets(self._core)
 
     def _start_join(self) -> None:
         core = getattr(self, "_core", None)
@@ -252,47 +204,6 @@ class NativePipeline(Coordinator):
         self._fold_recovery: Recovery | None = self._recovery if self._core_folds else None
         self._joiner = self._native_join = NativeJoin(core, self._fold_recovery)
         self._formats_told: set[str] = set()
-
-    def _fold_in(self, core: Any) -> bool:
-        """Fold the lists in the core (docs/native.md "The fold in the core"), unless a
-        configuration needs the Python back half for every list: ``[propensity] enabled`` (the
-        debiased source), or windowed consumers other than interleaving's own. (A batch with
-        a list with teams, or scored once two judge families are seen, reaches the Python back
-        half per list, and is folded in the core after: ``EngineCore.finalize_folded``.)"""
-        if self._propensity_on or any(type(w) is not InterleavingStore for w in self._windowed):
-            return False
-        settings = self._settings
-        judges = JudgesSettings() if self._judges_settings is None else self._judges_settings
-        specs = [WindowSpec(w, settings.bucket) for w in settings.windows]
-        core.set_fold(
-            windows_ms=list(settings.windows),
-            bucket_ms=settings.bucket,
-            persist=self._recovery.unpersisted is not None,
-            sources=[*RELEVANCE_SOURCES, *self._signals.extra_sources],
-            families=list(judges.families),
-            max_families=judges.max_families,
-            agreement_windows=[(format_duration(w), w) for w in judges.agreement_windows],
-            max_age=judges.max_age,
-            head_queries=judges.head_queries,
-            window_names=[s.name for s in specs],
-            ks=list(settings.ks),
-        )
-        self._totals = CoreTotals(core)
-        return True
-
-    def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
-        """As :meth:`.checkpoints.Checkpoints.snapshot`; with the fold in the core, the judge
-        tracker's freshness and coverage rows are the core's."""
-        snapshot = super().snapshot(consumer_lag=consumer_lag)
-        if not self._core_folds or snapshot.judges is None:
-            return snapshot
-        freshness, coverage = self._core.judges_view(self.horizon)
-        judges = replace(
-            snapshot.judges,
-            freshness=tuple(FreshnessRow(*row) for row in freshness),
-            coverage_by_class=tuple(QueryClassCoverageRow(*row) for row in coverage),
-        )
-        return replace(snapshot, judges=judges)
 
     def _score_in(self, core: Any) -> None:
         """The core scores the lists (``ListScorer``'s settings), against a copy of the
