@@ -84,5 +84,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_score::register(m)?;
     crate::python_join::register(m)?;
     crate::python_engine::register(m)?;
+    crate::python_batch::register(m)?;
     Ok(())
 }

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from streameval.config import EvaluationSettings
-from streameval.engine.coordinator import Coordinator
 from streameval.engine.intake import OFFERED, Offered
+from streameval.engine.native_batch import NativeBatches
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid
 from streameval.events.models import Judgment
@@ -92,6 +92,13 @@ class NativeJoin:
             self._early.pop(seq, None)
         return evicted
 
+    def drop_evicted(self, seqs: list[int]) -> None:
+        """Lists the core evicted over the cap by itself (``EngineCore.offer_batch``, by
+        sequence number): what :meth:`evict_over_cap` keeps of them goes, as there."""
+        self._settle()
+        for seq in seqs:
+            self._early.pop(seq, None)
+
     def expire_pending(self, watermark: int | None) -> int:
         expired: int = self._core.expire_pending(watermark)
         return expired
@@ -126,7 +133,7 @@ class NativeJoin:
         return n
 
 
-class NativePipeline(Coordinator):
+class NativePipeline(NativeBatches):
     """The native engine: :class:`~.pipeline.Pipeline`'s options, and ``format_for``: each
     source's format (``NativeFormat``; default ``("auto", None)``, as the Python default)."""
 
@@ -178,14 +185,7 @@ class NativePipeline(Coordinator):
         if answer == "invalid":  # (ts: the field of a mapped record)
             return self._invalid(raw, Invalid(kind, extra, ts), source, offset, count)
         if kind == "judgment":
-            event = self._decoders[source](raw)  # the rules take the Python model
-            if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
-                # were they ever to differ, the Python decoder's answer is the reference
-                invalid = event if type(event) is Invalid else Invalid("schema", "not a judgment")
-                return self._invalid(raw, invalid, source, offset, count)
-            outcome = self._rules.apply(event, raw, judgment_key)
-            self._intake.count(outcome, "judgment", count)
-            return OFFERED[outcome, "judgment"]
+            return self._judgment(raw, source, offset, count, judgment_key)
         outcome = _OUTCOMES[answer]
         if ts < SECONDS_BELOW_MS and self._on_seconds is not None and ts >= 0:
             self._on_seconds(ts, source)
@@ -214,6 +214,19 @@ class NativePipeline(Coordinator):
             if watermark >= self._due:
                 self._advance(watermark)
         return OFFERED[outcome, kind]
+
+    def _judgment(
+        self, raw: bytes, source: str, offset: int, count: bool, judgment_key: bytes | None
+    ) -> Offered:
+        """A record the core found a judgment: applied by the Python rules."""
+        event = self._decoders[source](raw)  # the rules take the Python model
+        if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
+            # were they ever to differ, the Python decoder's answer is the reference
+            invalid = event if type(event) is Invalid else Invalid("schema", "not a judgment")
+            return self._invalid(raw, invalid, source, offset, count)
+        outcome = self._rules.apply(event, raw, judgment_key)
+        self._intake.count(outcome, "judgment", count)
+        return OFFERED[outcome, "judgment"]
 
     def _invalid(
         self, raw: bytes, invalid: Invalid, source: str, offset: int, count: bool
