@@ -74,6 +74,14 @@ class NativeBatches(Coordinator):
             if recovery.noted_source == source
             else None,
         )
+        try:
+            self._run_batch(batch, rows, source)
+        finally:  # (also when a callback raised: the records the core ran are counted)
+            self._end_batch(batch, source)
+
+    def _run_batch(self, batch: Any, rows: list[Row], source: str) -> None:
+        """The core runs the batch; at each stop, its effects, then the early pass and
+        :meth:`_advance` as ``offer`` runs them."""
         run, inf = self._core.offer_batch, math.inf
         while True:
             at, early_at = self._due, self._early_due  # (ints, or infinity: never)
@@ -85,11 +93,14 @@ class NativeBatches(Coordinator):
             if effects is not None:
                 self._effects(effects, rows, source)
             if watermark is None:
-                break
+                return
             if watermark >= self._early_due:
                 self._early_due = self._judged.pass_judged(self._joiner, watermark)
             if watermark >= self._due:
                 self._advance(watermark)
+
+    def _end_batch(self, batch: Any, source: str) -> None:
+        """The read position and the intake counts of the records the core ran."""
         next_offset = batch.next_offset
         if next_offset is not None:
             self._next_offset[source] = next_offset

@@ -273,3 +273,24 @@ def test_the_gil_is_released_while_a_batch_runs() -> None:
     assert (watermark, batch.done, batch.intake()[:2]) == (None, True, (200_000, 200_000))
     assert effects == [(3, T0, 0), (5, 0, 0)]  # its bucket noted; "accepted" "impression" made
     assert ran[0] - start < (end - start) / 2, (ran[0] - start, end - start)
+
+
+def test_a_callback_that_raises_mid_batch_leaves_the_records_run_counted() -> None:
+    """A dead letter that cannot be written propagates, as from ``offer``; the records the core
+    ran in that call (here all four: no list came due) are counted, and read."""
+
+    def dead(raw: bytes, why: object, source: str, offset: int) -> None:
+        raise RuntimeError("the dead-letter topic is gone")
+
+    p = NativePipeline(Settings().evaluation, dead_letter=dead)
+    imp = '{"type":"impression","request_id":"r%d","timestamp":%d,"query_id":"q","results":["a"]}'
+    rows = [((imp % (i, T0)).encode() if i != 1 else b"{", i, -1) for i in range(4)]
+    with pytest.raises(RuntimeError, match="dead-letter"):
+        p.offer_batch(rows, "s")
+    intake = p.snapshot().intake
+    assert (intake.records_read, intake.accepted, intake.invalid) == (
+        4,
+        {"impression": 3},
+        {"bad_json": 1},
+    )
+    assert p.read_positions() == {"s": 4}
