@@ -19,9 +19,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from streameval.config import EvaluationSettings
-from streameval.engine.coordinator import Coordinator
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import OFFERED, Offered
+from streameval.engine.native_batch import NativeBatches
 from streameval.engine.stages import JoinStage
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid
@@ -138,7 +138,7 @@ class NativeJudgedEarly(JudgedEarly):
         return scored
 
 
-class NativePipeline(Coordinator):
+class NativePipeline(NativeBatches):
     """The native engine: :class:`~.pipeline.Pipeline`'s options, and ``format_for``: each
     source's format (``NativeFormat``; default ``("auto", None)``, as the Python default)."""
 
@@ -239,14 +239,7 @@ class NativePipeline(Coordinator):
         if answer == "invalid":  # (ts: the field of a mapped record)
             return self._invalid(raw, Invalid(kind, extra, ts), source, offset, count)
         if kind == "judgment":
-            event = self._decoders[source](raw)  # the rules take the Python model
-            if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
-                # were they ever to differ, the Python decoder's answer is the reference
-                invalid = event if type(event) is Invalid else Invalid("schema", "not a judgment")
-                return self._invalid(raw, invalid, source, offset, count)
-            outcome = self._rules.apply(event, raw, judgment_key)
-            self._intake.count(outcome, "judgment", count)
-            return OFFERED[outcome, "judgment"]
+            return self._judgment(raw, source, offset, count, judgment_key)
         outcome = _OUTCOMES[answer]
         if ts < SECONDS_BELOW_MS and self._on_seconds is not None and ts >= 0:
             self._on_seconds(ts, source)
@@ -275,6 +268,19 @@ class NativePipeline(Coordinator):
             if watermark >= self._due:
                 self._advance(watermark)
         return OFFERED[outcome, kind]
+
+    def _judgment(
+        self, raw: bytes, source: str, offset: int, count: bool, judgment_key: bytes | None
+    ) -> Offered:
+        """A record the core found a judgment: applied by the Python rules."""
+        event = self._decoders[source](raw)  # the rules take the Python model
+        if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
+            # were they ever to differ, the Python decoder's answer is the reference
+            invalid = event if type(event) is Invalid else Invalid("schema", "not a judgment")
+            return self._invalid(raw, invalid, source, offset, count)
+        outcome = self._rules.apply(event, raw, judgment_key)
+        self._intake.count(outcome, "judgment", count)
+        return OFFERED[outcome, "judgment"]
 
     def _invalid(
         self, raw: bytes, invalid: Invalid, source: str, offset: int, count: bool
