@@ -7,7 +7,8 @@ alternating, in one run.
 The project's rule for a capability on the hot path: ``replay`` keeps at least 0.9x its events/s
 *before the change*, measured A/B in one run. ``bench_replay.py`` compares the pipeline with
 and without a consumer in the same code; this compares the command a user runs, as shipped at
-two revisions. ``--base`` is checked out in a temporary git worktree (removed at the end); both
+two revisions. ``--base`` is checked out in a temporary git worktree (removed at the end; its
+native module built when this checkout's is, so both arms run the engine they ship); both
 arms run ``python -m streameval.cli replay --output json --no-progress LOG`` in a process of
 their own, with this interpreter and its packages, on one simulated log (this checkout's
 simulator, ``sim_lines``: the judgments of the start, then impressions, clicks, dwell and
@@ -20,9 +21,10 @@ Row ``replay.ab``: head's events/s over base's (medians of CPU time); target >= 
 
 The native engine: a git worktree holds no extension module (``streameval/_native*.so`` is built,
 not tracked), so its arm would run the Python engine (one WARNING, in stderr) against a native
-head. ``--base-tree DIR`` takes a checkout of the base revision with its module built instead
-(e.g. ``git archive REV | tar -x -C DIR``, then ``scripts/native-check`` there or its module
-copied in); without it, a head with the module and a base without one is refused.
+head. The base's git worktree gets its module built (:func:`build_native`); ``--base-tree DIR``
+takes a checkout of the base revision with its module built instead (e.g. ``git archive REV |
+tar -x -C DIR``, then ``scripts/native-check`` there); a head with the module and a base without
+one is refused.
 
 ``--instructions``: instead of CPU time, the instructions each arm executes, counted by
 valgrind's callgrind (``valgrind`` on the PATH; ~60x slower, so use ``--events 60000``), with
@@ -40,6 +42,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -142,6 +145,7 @@ def worktree(rev: str, into: Path) -> Path:
     subprocess.run(
         ["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(path), rev], check=True
     )
+    build_native(path)
     return path
 
 
@@ -154,6 +158,29 @@ def _forget(base: Path, made: bool) -> None:
         subprocess.run(
             ["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False
         )
+
+
+def build_native(tree: Path) -> None:
+    """The extension module of ``tree``'s native crate, built (release, as scripts/native-check
+    builds it) into ``tree``'s package when this checkout's is built: else the base arm would
+    run the Python engine (a fresh worktree has no module), comparing engines, not revisions.
+    Its target directory is kept under this checkout's (``native/target/ab-base``), so a second
+    A/B builds only what changed."""
+    if not list((REPO / "streameval").glob("_native*.so")) or not (tree / "native").is_dir():
+        return
+    target = REPO / "native" / "target" / "ab-base"
+    env = {
+        **os.environ,
+        "CARGO_TARGET_DIR": str(target),
+        "PYO3_PYTHON": sys.executable,
+        "PYTHON_SYS_EXECUTABLE": sys.executable,
+        "PYO3_BUILD_EXTENSION_MODULE": "1",
+    }
+    command = ["cargo", "rustc", "--locked", "--quiet", "--release", "--lib"]
+    command += ["--features", "python pyo3/extension-module", "--crate-type", "cdylib"]
+    print(f"building the native module of {tree.name}...", flush=True)
+    subprocess.run(command, cwd=tree / "native", env=env, check=True)
+    shutil.copy(target / "release" / "libstreameval_native.so", tree / "streameval/_native.abi3.so")
 
 
 def main() -> int:
@@ -197,6 +224,13 @@ def main() -> int:
         log.write_bytes(b"\n".join(sim_lines(args.events, seed=args.seed, noise_share=0.01)))
         made = args.base_tree is None
         base = worktree(args.base, Path(tmp)) if made else args.base_tree.resolve()
+        if _has_native(REPO) and not _has_native(base):
+            _forget(base, made)
+            print(
+                f"ab_replay: the base at {base} has no streameval._native, so its arm would run"
+                " the Python engine; give --base-tree a checkout of the base with its module built"
+            )
+            return 2
         if args.instructions:
             try:
                 per_event = instructions_ab(

@@ -11,18 +11,21 @@ judgments, 1 % noise records), as ``streameval replay`` would read them from one
   baseline of the ratio.
 * ``decode``: streameval's decoder alone (pydantic-core ``validate_json`` into the event models).
 * ``pipeline``: a fresh :class:`~streameval.engine.Pipeline` with the default evaluation
-  settings, ``offer(line, source, offset)`` per line, then ``set_idle`` and ``finish`` (every
-  open list finalized, scored for both relevance sources, folded into the windows).
+  settings, the lines offered as ``replay`` offers one log (``offer_batch`` of chunks of
+  2,000 ``(line, offset, -1)``: for the Python engine ``offer`` per line), then ``set_idle`` and
+  ``finish`` (every open list finalized, scored for both relevance sources, folded into the
+  windows).
 * ``pipeline+detect``: the same with the default regression detectors as a consumer (what
   ``streameval replay`` runs): judged scores handed out once the watermark passes each
   impression, every list into the detectors' buckets. Row ``replay.detect``: its events/s over
   ``pipeline``'s, same run (target ≥ 0.9).
 * ``pipeline.native``, ``pipeline.native+detect``: the same two with the native engine
   (:class:`~streameval.engine.native_pipeline.NativePipeline`, ``evaluation.engine =
-  "native"``: the record path in Rust, the per-list back half the Python one), when the
-  extension module is built. Row ``replay.native``: ``pipeline.native+detect`` over
-  ``json.loads`` (issue 32's figure: ≥ 2.0 once every stage is native), and its ratio to
-  ``pipeline+detect`` in the note.
+  "native"``: the record path in Rust, each chunk run in one call with the GIL released
+  between the points where Python acts, docs/native.md "The record path in batches"; the
+  per-list back half the Python one), when the extension module is built. Row
+  ``replay.native``: ``pipeline.native+detect`` over ``json.loads`` (issue 32's figure: ≥ 2.0
+  once every stage is native), and its ratio to ``pipeline+detect`` in the note.
 
 Before timing, the pipeline's intake is checked: every line read lands in one outcome. The
 collector runs with the thresholds ``streameval replay`` sets (:mod:`streameval.gc_policy`;
@@ -56,6 +59,7 @@ from streameval.engine.consumers import ListConsumer
 from streameval.engine.coordinator import Coordinator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.events.decode import decoder
+from streameval.runtime.replay import CHUNK_LINES
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
 TARGET = 1.0
@@ -72,16 +76,18 @@ def replay_lines(
     engine: type[Coordinator] = Pipeline,
 ) -> Coordinator:
     """Every line through a fresh pipeline, as ``streameval replay`` does with one log (with the
-    default detectors when ``detect``; ``engine``: the Python one, or the native one)."""
+    default detectors when ``detect``; ``engine``: the Python one, or the native one): in
+    chunks of ``CHUNK_LINES`` lines, each offered at once (``offer_batch``)."""
     consumers: tuple[ListConsumer, ...] = ()
     if detect:
         detectors = detectors_for(Settings(evaluation=settings))
         consumers = () if detectors is None else (detectors,)
     pipeline = engine(settings, consumers=consumers)
     pipeline.add_source(SOURCE)
-    offer = pipeline.offer
-    for offset, line in enumerate(lines):
-        offer(line, SOURCE, offset)
+    offer_batch = pipeline.offer_batch
+    for start in range(0, len(lines), CHUNK_LINES):
+        chunk = lines[start : start + CHUNK_LINES]
+        offer_batch([(line, start + i, -1) for i, line in enumerate(chunk)], SOURCE)
     pipeline.set_idle(SOURCE)
     pipeline.finish()
     return pipeline

@@ -404,3 +404,27 @@ class EngineCore:
     def pending_clicks_counted(self) -> int: ...
     @property
     def closed_ids_dropped(self) -> int: ...
+    def offer_batch(
+        self, batch: RecordBatch, due: int | None, early_due: int | None
+    ) -> tuple[int | None, int | None, int | None, list[tuple[Any, ...]] | None]: ...
+
+class RecordBatch:
+    """The records of one source for EngineCore.offer_batch (native/src/python_batch.rs)."""
+
+    def __init__(
+        self,
+        rows: Iterable[tuple[bytes | None, int, int]],
+        source: str,
+        *,
+        horizon_before: int | None = None,
+        counted_from: int | None = None,
+        seconds_below: int | None = None,
+        early: bool = False,
+        noted: tuple[int, int] | None = None,
+    ) -> None: ...
+    def __len__(self) -> int: ...
+    @property
+    def done(self) -> bool: ...
+    @property
+    def next_offset(self) -> int | None: ...
+    def intake(self) -> tuple[int, int, int, int, int, int, int, int, int]: ...

@@ -39,6 +39,8 @@ pub mod windows;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
+mod python_batch;
+#[cfg(feature = "python")]
 mod python_engine;
 #[cfg(feature = "python")]
 mod python_formats;

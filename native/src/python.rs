@@ -85,5 +85,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_join::register(m)?;
     crate::python_engine::register(m)?;
     crate::python_judges::register(m)?;
+    crate::python_batch::register(m)?;
     Ok(())
 }

@@ -600,6 +600,24 @@ impl EngineCore {
     fn closed_ids_dropped(&self) -> u64 {
         self.core.joiner.closed_ids_dropped()
     }
+
+    // --- the record path in batches (`crate::python_batch`) --------------------------------
+    /// Run `batch` on, the GIL released, until Python has to act (`python_batch::offer_batch`).
+    #[pyo3(signature = (batch, due, early_due))]
+    fn offer_batch<'py>(
+        &mut self,
+        py: Python<'py>,
+        batch: &Bound<'py, crate::python_batch::RecordBatch>,
+        due: Option<i64>,
+        early_due: Option<i64>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let scored = &mut self.scored;
+        crate::python_batch::offer_batch(py, &mut self.core, batch, due, early_due, &mut |seq| {
+            if let Some(scored) = scored.as_mut() {
+                scored.scoring().forget(seq);
+            }
+        })
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

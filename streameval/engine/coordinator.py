@@ -11,7 +11,7 @@ judged fan-out (:mod:`.early`), and the snapshot (:mod:`.snapshots`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
 from streameval.engine.checkpoints import Checkpoints
@@ -24,6 +24,7 @@ from streameval.engine.consumers import (
 from streameval.engine.early import JudgedEarly
 from streameval.engine.hooks import DeadLetter, DecoderFor, OnScored, SourceDecoders
 from streameval.engine.intake import OFFERED, IntakeCounters, Offered
+from streameval.engine.interface import Row
 from streameval.engine.judgments import JudgmentRules
 from streameval.engine.progress import EventTime
 from streameval.engine.recovery import Recovery
@@ -132,6 +133,17 @@ class Coordinator(EventTime, Checkpoints):
     ) -> Offered:
         """One record read from ``source``: the engine's own (:class:`~.pipeline.Pipeline`)."""
         raise NotImplementedError
+
+    def offer_batch(self, rows: Iterable[Row], source: str) -> None:
+        """Records of one ``source``, in order (a fetched partition batch, a chunk of a file's
+        lines): ``rows`` of ``(value, offset, record_ms)``. Exactly ``offer(value or b"", source,
+        offset, record_ms)`` per row (the same intake, dead letters, ``on_seconds`` calls and
+        state), without the answers: returns None (what became of the records is in the intake
+        and the dead letters). This is the reference; an engine may run the batch at once
+        (:meth:`.native_pipeline.NativePipeline.offer_batch`)."""
+        offer = self.offer
+        for value, offset, record_ms in rows:
+            offer(value or b"", source, offset, record_ms)
 
     def _start_join(self) -> None:
         """A new join and event-time clock (``_joiner``, ``_watermark``): the engine's own."""

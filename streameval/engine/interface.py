@@ -2,7 +2,8 @@
 
 :class:`~streameval.engine.Pipeline` is the Python implementation; a second one (native) sits
 behind the same methods and agrees with it exactly. Records go in per source, in the source's
-order (a fetched batch of a partition is offered record by record, in offset order); finalized
+order (one by one, ``offer``, or a fetched batch of a partition at once, ``offer_batch``, which
+is ``offer`` per record in offset order); finalized
 scored lists go out to the consumers of :mod:`streameval.engine.consumers` as the horizon
 completes each bucket; the state is read as a :class:`~streameval.snapshot.Snapshot`; a commit
 takes the checkpoint methods' answers, a restart hands them back through the restore methods.
@@ -10,11 +11,16 @@ takes the checkpoint methods' answers, a restart hands them back through the res
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from streameval.engine.intake import Offered
 from streameval.snapshot import Snapshot
 from streameval.windows.store import Bucket
+
+#: one record of a batch: ``(value, offset, record_ms)`` (a None value: the empty record; offset
+#: -1: none; record_ms ≤ 0: none), as :data:`streameval.kafka.records.Row`
+Row = tuple[bytes | None, int, int]
 
 
 @runtime_checkable
@@ -28,6 +34,8 @@ class Engine(Protocol):
         record_ms: int = -1,
         judgment_key: bytes | None = None,
     ) -> Offered: ...
+
+    def offer_batch(self, rows: Iterable[Row], source: str) -> None: ...
 
     def offer_judgment(
         self, raw: bytes | None, key: bytes | None, source: str, record_ms: int = -1

@@ -238,12 +238,10 @@ class Daemon:
                 batches = [b for b in batches if (b.topic, b.partition) not in rewound]
             if batches:
                 idleness.wake(stream, batches)
-            offer = pipeline.offer
+            offer_batch = pipeline.offer_batch  # (a partition's batch at once: GIL released)
             for fetched in batches:
-                source = source_of(fetched.topic, fetched.partition)
                 dead_letters.fetched = fetched
-                for value, offset, timestamp_ms in fetched.rows:
-                    offer(value or b"", source, offset, timestamp_ms)
+                offer_batch(fetched.rows, source_of(fetched.topic, fetched.partition))
             dead_letters.fetched = None
             idleness.update(stream)
             if judgments is not None:

@@ -7,8 +7,10 @@ an Invalid with an unknown reason, an over-long detail or field, or a broken acc
 Where the native engine is built (streameval._native, docs/native.md), every input also goes
 through its decoder, the binding included: a crash is also an exception or a Rust panic
 (PanicException), an answer not of the documented shape, or one that differs from the Python
-decoder's (``decode_native``: the same reason and detail, or the same fields). The harness says
-on stderr whether it fuzzed it ("native decoder: fuzzed").
+decoder's (``decode_native``: the same reason and detail, or the same fields); and through the
+native engine's record path in batches (``NativePipeline.offer_batch``, the GIL released): a
+crash is also an intake that differs from the Python pipeline's over the same inputs. The harness
+says on stderr whether it fuzzed it ("native decoder: fuzzed").
 
 Run by tests/unit/test_fuzz_atheris.py; by hand (an empty CORPUS_DIR works, seeds help):
     .venv/bin/python tests/fuzz/atheris_intake.py CORPUS_DIR -runs=1000000 \
@@ -26,6 +28,7 @@ with atheris.instrument_imports(include=["streameval"]):
     from streameval import native
     from streameval.config import EvaluationSettings, load_settings
     from streameval.engine import Pipeline
+    from streameval.engine.native_pipeline import NativePipeline
     from streameval.events.avro import AvroDecoder, SchemaStore, wire_format
     from streameval.events.decode import INVALID_REASONS, MAX_DETAIL_CHARS, Invalid, decode
     from streameval.events.formats import Formats
@@ -103,15 +106,23 @@ def one_input(data: bytes) -> None:
         _mapped.offer(avro, "avro", n, record_ms)
     else:
         _mapped.offer(data, "json", n, record_ms)
+    if _batched is not None:
+        _batched.offer_batch([(data, n, record_ms)], "fuzz")
     _offered[0] = n = n + 1
     if n % 256 == 0:
         for pipeline in (_pipeline, _mapped):
             intake = pipeline.snapshot().intake
             if intake.records_read != n or intake.accounted != n:
                 raise AssertionError(f"{n} offered, {intake}")
+        if _batched is not None and _batched.snapshot().intake != _pipeline.snapshot().intake:
+            raise AssertionError(f"native in batches {_batched.snapshot().intake}")
 
 
 _NATIVE = native.available()
+#: the native engine fed the inputs of _pipeline in batches (of one: each input as it comes)
+_batched = NativePipeline(_EVALUATION) if _NATIVE else None
+if _batched is not None:
+    _batched.add_source("fuzz")
 
 
 def main() -> None:

@@ -20,7 +20,8 @@ import pytest
 from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
 from streameval.engine.coordinator import Coordinator
 from streameval.engine.native_fold import CoreWindows
-from streameval.engine.native_pipeline import NativeJoin, NativePipeline
+from streameval.engine.native_join import NativeJoin
+from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
 from streameval.interleave import InterleavingStore
 from streameval.windows import WindowStore

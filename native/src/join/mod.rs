@@ -4,6 +4,7 @@
 //! waiting clicks (`pending`), the joiner (`joiner`), and the driver that wires decode, the
 //! future-skew check, the watermark and the joiner as the Python pipeline does (`core`).
 
+pub mod batch;
 pub mod closed_ids;
 pub mod core;
 pub mod deadlines;

@@ -1,0 +1,298 @@
+//! The record path in batches (`NativePipeline.offer_batch`, docs/native.md "The record path
+//! in batches"): the records of one source run through [`Core::step`] in one call, with the
+//! bookkeeping `NativePipeline.offer` does in Python per record done here (intake counts, the
+//! recovery cache of noted buckets, the due points of `Coordinator._opened` and of a waiting
+//! click, evictions over the cap). The loop stops, and hands back to Python, after a record
+//! whose watermark reaches `_early_due` or `_due` (Python runs the early judged pass and
+//! `_advance` there, which change the due points, then calls again); what Python must do that
+//! does not feed back into the loop (judgments, dead letters, `on_seconds`, recovery notes,
+//! evicted lists, the first count of each intake key) is kept as [`Effect`]s, in record order,
+//! for Python to apply before it acts at the stop. Pure Rust: no Python object is read here, so
+//! the binding runs it with the GIL released.
+
+use crate::join::core::{Answer, Core};
+use crate::join::Outcome;
+
+/// The records of a batch, copied into one owned buffer (readable without the GIL).
+#[derive(Debug, Default)]
+pub struct Records {
+    buf: Vec<u8>,
+    /// per record, the end of its bytes in `buf`
+    ends: Vec<usize>,
+    offsets: Vec<i64>,
+    record_ms: Vec<i64>,
+}
+
+impl Records {
+    pub fn with_capacity(records: usize, bytes: usize) -> Self {
+        Records {
+            buf: Vec::with_capacity(bytes),
+            ends: Vec::with_capacity(records),
+            offsets: Vec::with_capacity(records),
+            record_ms: Vec::with_capacity(records),
+        }
+    }
+
+    pub fn push(&mut self, value: &[u8], offset: i64, record_ms: i64) {
+        self.buf.extend_from_slice(value);
+        self.ends.push(self.buf.len());
+        self.offsets.push(offset);
+        self.record_ms.push(record_ms);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn raw(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.buf[start..self.ends[i]]
+    }
+}
+
+/// The event types the loop counts (judgments are counted by Python, which applies them).
+pub const IMPRESSION: usize = 0;
+pub const CLICK: usize = 1;
+
+/// The intake counts of the records run so far (`IntakeCounters`' fields, by `IMPRESSION` /
+/// `CLICK` where it counts by type), for Python to add once the batch is done.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct IntakeDelta {
+    pub read: u64,
+    pub accepted: [u64; 2],
+    pub duplicate: [u64; 2],
+    pub late: [u64; 2],
+    pub unmatched: u64,
+    /// may go down: a waiting click counted before the batch resolved in it
+    pub pending: i64,
+}
+
+/// The counters of `IntakeCounters` that count by type (a `Counter`, whose keys keep the
+/// order they were first counted in: see [`Effect::Touch`]).
+pub const ACCEPTED: u8 = 0;
+pub const DUPLICATE: u8 = 1;
+pub const LATE: u8 = 2;
+
+/// What Python does for a record, in record order, before it acts at a stop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// a record invalid and counted: `_invalid` (count and dead letter)
+    Invalid {
+        index: usize,
+        reason: &'static str,
+        detail: String,
+        field: String,
+    },
+    /// a judgment: decoded by the source's Python decoder, applied by `JudgmentRules`
+    Judgment { index: usize, counted: bool },
+    /// an event time in epoch seconds: `on_seconds(ts, source)`
+    Seconds { ts: i64 },
+    /// `Recovery.note_offset(source, ts, offset)` (only when the bucket or source changed)
+    Note { ts: i64, offset: i64 },
+    /// the sequence numbers of the lists an impression evicted over `max_open_lists`
+    Evicted(Vec<u64>),
+    /// the first count in this batch into `counter` (`ACCEPTED`...) for `kind`: Python makes
+    /// the key here (`+= 0`), so that its counters' keys come in the order per record gives
+    Touch { counter: u8, kind: u8 },
+}
+
+/// One batch of one source being run, and what the records run so far left for Python.
+#[derive(Debug)]
+pub struct Batch {
+    pub records: Records,
+    pub source: String,
+    /// the horizon a previous run counted lists through (`NativePipeline.offer`'s
+    /// `horizon_before`), and the offset from which records count (None: every record)
+    pub horizon_before: Option<i64>,
+    pub counted_from: Option<i64>,
+    /// `on_seconds` is set: event times in [0, this) are told
+    pub seconds_below: Option<i64>,
+    /// the early judged pass is on (`Coordinator._early`)
+    pub early: bool,
+    /// `Recovery`'s cache: the bucket [start, end) last noted, when of this source
+    pub noted: Option<(i64, i64)>,
+    /// the next record to run
+    pub next: usize,
+    pub intake: IntakeDelta,
+    pub effects: Vec<Effect>,
+    /// the offset after the last record with an offset (`_next_offset`)
+    pub next_offset: Option<i64>,
+    touched: u8,
+}
+
+/// `Coordinator._due` and `_early_due` (None: never, Python's infinity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dues {
+    pub due: Option<i64>,
+    pub early_due: Option<i64>,
+}
+
+fn below(x: i64, due: Option<i64>) -> bool {
+    due.is_none_or(|d| x < d)
+}
+
+impl Batch {
+    pub fn new(records: Records, source: String) -> Self {
+        Batch {
+            records,
+            source,
+            horizon_before: None,
+            counted_from: None,
+            seconds_below: None,
+            early: false,
+            noted: None,
+            next: 0,
+            intake: IntakeDelta::default(),
+            effects: Vec::new(),
+            next_offset: None,
+            touched: 0,
+        }
+    }
+
+    pub fn done(&self) -> bool {
+        self.next >= self.records.len()
+    }
+
+    fn count(&mut self, outcome: Outcome, kind: usize, counted: bool, new_record: bool) {
+        if !counted {
+            return;
+        }
+        if new_record {
+            self.intake.read += 1;
+        }
+        let counter = match outcome {
+            Outcome::Accepted => {
+                self.intake.accepted[kind] += 1;
+                ACCEPTED
+            }
+            Outcome::Duplicate => {
+                self.intake.duplicate[kind] += 1;
+                DUPLICATE
+            }
+            Outcome::Late => {
+                self.intake.late[kind] += 1;
+                LATE
+            }
+            Outcome::Pending => {
+                self.intake.pending += 1;
+                return;
+            }
+            Outcome::Unmatched => {
+                self.intake.unmatched += 1;
+                return;
+            }
+            Outcome::Invalid => return, // (never the answer of an event)
+        };
+        let bit = 1 << (counter as usize * 2 + kind);
+        if self.touched & bit == 0 {
+            self.touched |= bit;
+            self.effects.push(Effect::Touch {
+                counter,
+                kind: kind as u8,
+            });
+        }
+    }
+}
+
+/// Run the batch's records from `batch.next` on, as `NativePipeline.offer` would one by one,
+/// until one leaves a watermark at or past a due point: Some(that watermark), the record
+/// run (Python acts, then calls again); None: every record run.
+pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
+    let attribution = core.settings().attribution_ms;
+    let bucket = core.settings().bucket_ms;
+    while batch.next < batch.records.len() {
+        let i = batch.next;
+        batch.next += 1;
+        let offset = batch.records.offsets[i];
+        let counted = batch.counted_from.is_none_or(|c| offset >= c);
+        let step = core.step(
+            batch.records.raw(i),
+            &batch.source,
+            batch.records.record_ms[i],
+            batch.horizon_before,
+            counted,
+        );
+        if offset >= 0 {
+            batch.next_offset = Some(offset + 1);
+        }
+        let (outcome, kind) = match step.answer {
+            Answer::Invalid { reason, detail } => {
+                if counted {
+                    batch.effects.push(Effect::Invalid {
+                        index: i,
+                        reason,
+                        detail,
+                        field: step.field,
+                    });
+                }
+                continue;
+            }
+            Answer::Judgment => {
+                batch.effects.push(Effect::Judgment { index: i, counted });
+                continue;
+            }
+            Answer::Impression(o) => (o, IMPRESSION),
+            Answer::Click(o) => (o, CLICK),
+        };
+        let ts = step.ts.expect("an event's time");
+        if batch.seconds_below.is_some_and(|s| (0..s).contains(&ts)) {
+            batch.effects.push(Effect::Seconds { ts });
+        }
+        if offset >= 0 && !batch.noted.is_some_and(|(s, e)| s <= ts && ts < e) {
+            batch.effects.push(Effect::Note { ts, offset });
+            let start = ts - ts.rem_euclid(bucket);
+            batch.noted = Some((start, start + bucket));
+        }
+        if kind == IMPRESSION {
+            for (click, click_counted) in step.resolved {
+                if click_counted {
+                    // read (and counted pending) earlier: now its final outcome
+                    batch.intake.pending -= 1;
+                    batch.count(click, CLICK, true, false);
+                }
+            }
+            batch.count(outcome, IMPRESSION, counted, true);
+            if outcome == Outcome::Accepted {
+                opened(core, batch, dues, ts, attribution, bucket);
+            }
+        } else {
+            batch.count(outcome, CLICK, counted, true);
+            if outcome == Outcome::Pending && below(ts + 1, dues.due) {
+                dues.due = Some(ts + 1);
+            }
+        }
+        if let Some(wm) = step.watermark {
+            if !below(wm, dues.early_due) || !below(wm, dues.due) {
+                return Some(wm);
+            }
+        }
+    }
+    None
+}
+
+/// `Coordinator._opened`: the list's due points, and the lists over the cap evicted.
+fn opened(core: &mut Core, batch: &mut Batch, dues: &mut Dues, ts: i64, attr: i64, bucket: i64) {
+    if below(ts + attr, dues.due) {
+        dues.due = Some(ts + attr);
+    }
+    if batch.early && below(ts, dues.early_due) {
+        let end = ts - ts.rem_euclid(bucket) + bucket;
+        if below(end, dues.early_due) {
+            dues.early_due = Some(end);
+        }
+    }
+    let evicted = core.joiner.evict_over_cap();
+    if !evicted.is_empty() {
+        batch
+            .effects
+            .push(Effect::Evicted(evicted.iter().map(|l| l.seq).collect()));
+    }
+}
+
+#[cfg(test)]
+#[path = "batch_tests.rs"]
+mod tests;
