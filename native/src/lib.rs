@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bounds;
+pub mod core_fold;
 pub mod core_scoring;
 pub mod decode;
 pub mod event_time;

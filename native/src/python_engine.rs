@@ -8,21 +8,33 @@ use std::collections::HashMap;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
+use crate::core_fold::CoreFold;
 use crate::join::core::{Answer, Core, Format, Settings};
 use crate::join::grades::InteractionGrades;
 use crate::join::open_list::OpenList;
+use crate::judges::tracker::{JudgeTracker, Settings as JudgesSettings};
 use crate::mapped::MappedDecoder;
 use crate::python_join::list_fields;
+use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
+use crate::python_windows::{engagement_row, ndcg_row, scored_list};
+use crate::windows::persisted::{decode_bucket, encode_bucket};
+use crate::windows::spec::WindowSpec;
 
 #[pyclass(module = "streameval._native")]
 pub struct EngineCore {
     core: Core,
     /// the lists scored here, once `set_scoring` was called
     scored: Option<ScoredLists>,
+    /// the lists folded here, once `set_fold` was called (docs/native.md "The fold in the core")
+    fold: Option<CoreFold>,
+}
+
+fn no_fold() -> PyErr {
+    PyValueError::new_err("call set_fold first")
 }
 
 /// A list's fields as `JoinCore.drain_finalized` gives them, then its sequence number (the
@@ -82,7 +94,11 @@ impl EngineCore {
         if let Some(pb) = pass_bucket {
             core.joiner.keep_unpassed(pb);
         }
-        EngineCore { core, scored: None }
+        EngineCore {
+            core,
+            scored: None,
+            fold: None,
+        }
     }
 
     /// Decode `source` as `format`: "native", "auto", "ubi", or "mapped" with `mapping` (the
@@ -170,6 +186,9 @@ impl EngineCore {
         if let Some(scored) = &mut self.scored {
             scored.scoring().restart();
         }
+        if let Some(fold) = &mut self.fold {
+            fold.restart();
+        }
     }
 
     /// Score the lists here from now on (docs/native.md "Lists scored in the core"): the
@@ -224,7 +243,11 @@ impl EngineCore {
             .scored
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("mirror_judgment: call set_scoring first"))?;
-        scored.scoring().mirror(query_id, doc_id, &judges, version);
+        let scoring = scored.scoring();
+        scoring.mirror(query_id, doc_id, &judges, version);
+        if let Some(fold) = &mut self.fold {
+            fold.tracker.changed(&scoring.judgments, query_id, doc_id);
+        }
         Ok(())
     }
 
@@ -262,6 +285,232 @@ impl EngineCore {
             Some(scored) => scored.finalized(py, &self.core, &done),
             None => lists(py, &self.core, &done),
         }
+    }
+
+    /// Fold the lists here from now on (after `set_scoring`; docs/native.md "The fold in the
+    /// core"): the windows (`windows_ms` as configured, their `bucket_ms`), the buckets for the
+    /// state topic when `persist`, the since-start totals (`sources`: those an evicted list
+    /// counts in) and the judge tracker (`JudgeTrackerCore`'s arguments).
+    #[pyo3(signature = (*, windows_ms, bucket_ms, persist, sources, families, max_families,
+        agreement_windows, max_age, head_queries, window_names, ks))]
+    #[allow(clippy::too_many_arguments)]
+    fn set_fold(
+        &mut self,
+        windows_ms: Vec<i64>,
+        bucket_ms: i64,
+        persist: bool,
+        sources: Vec<String>,
+        families: Vec<String>,
+        max_families: usize,
+        agreement_windows: Vec<(String, i64)>,
+        max_age: i64,
+        head_queries: usize,
+        window_names: Vec<String>,
+        ks: Vec<usize>,
+    ) -> PyResult<()> {
+        if self.scored.is_none() {
+            return Err(PyValueError::new_err("set_fold: call set_scoring first"));
+        }
+        if bucket_ms <= 0 || ks.is_empty() || windows_ms.is_empty() || head_queries == 0 {
+            return Err(PyValueError::new_err(
+                "set_fold: bucket_ms, head_queries must be positive; ks and windows not empty",
+            ));
+        }
+        let specs = windows_ms
+            .iter()
+            .map(|&size| WindowSpec::new(size, bucket_ms))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PyValueError::new_err)?;
+        let tracker = JudgeTracker::new(JudgesSettings {
+            families,
+            max_families,
+            agreement_windows,
+            max_age,
+            head_queries,
+            windows: window_names.into_iter().zip(windows_ms).collect(),
+            bucket_ms,
+            ks,
+        });
+        let fold = CoreFold::new(specs, bucket_ms, persist, tracker, sources)
+            .map_err(PyValueError::new_err)?;
+        self.fold = Some(fold);
+        Ok(())
+    }
+
+    /// `Joiner.finalize` with the fold here: `(True, [(handed, scored)])` when the core folded
+    /// every list (`persisted`: per source, the bucket start before which the state topic
+    /// holds its buckets); `(False, lists)` as `finalize` gives them when the batch needs the
+    /// Python back half (a list with teams, or two judge families seen): `fold_list` then.
+    #[pyo3(signature = (watermark, persisted = None))]
+    fn finalize_folded<'py>(
+        &mut self,
+        py: Python<'py>,
+        watermark: Option<i64>,
+        persisted: Option<HashMap<String, i64>>,
+    ) -> PyResult<(bool, Bound<'py, PyList>)> {
+        let done = match watermark {
+            Some(w) => self.core.joiner.finalize(w),
+            None => self.core.joiner.finalize_all(),
+        };
+        let (Some(scored), Some(fold)) = (&mut self.scored, &mut self.fold) else {
+            return Err(no_fold());
+        };
+        if ScoredLists::needs_python(&done, fold) {
+            return Ok((false, scored.finalized(py, &self.core, &done)?));
+        }
+        let rows = scored.folded(py, &self.core, &done, fold, persisted.as_ref())?;
+        Ok((true, rows))
+    }
+
+    /// A list the Python back half scored further (`ScoredList` `scored`, its `doc_ids`),
+    /// folded here as `finalize_folded` folds the others.
+    fn fold_list(
+        &mut self,
+        scored: &Bound<'_, PyAny>,
+        doc_ids: Vec<String>,
+        counted_before: bool,
+        folded: bool,
+    ) -> PyResult<()> {
+        let mut list = scored_list(scored)?;
+        list.query_id = scored.get_item(1)?.extract()?;
+        let (Some(s), Some(fold)) = (&mut self.scored, &mut self.fold) else {
+            return Err(no_fold());
+        };
+        fold.fold(
+            &s.scoring().judgments,
+            &list,
+            &doc_ids,
+            counted_before,
+            folded,
+        );
+        Ok(())
+    }
+
+    /// `Totals.count_outcome` of the fold's totals.
+    fn count_outcome(&mut self, relevance: &str, outcome: &str) -> PyResult<()> {
+        let fold = self.fold.as_mut().ok_or_else(no_fold)?;
+        fold.totals.count_outcome(relevance, outcome);
+        Ok(())
+    }
+
+    /// The horizon moved: `WindowStore.evict`, then the judge tracker's.
+    fn evict_windows(&mut self, horizon_ms: i64) -> PyResult<()> {
+        self.fold.as_mut().ok_or_else(no_fold)?.evict(horizon_ms);
+        Ok(())
+    }
+
+    /// `WindowStore.next_eviction`.
+    fn next_eviction(&self) -> PyResult<Option<i64>> {
+        Ok(self
+            .fold
+            .as_ref()
+            .ok_or_else(no_fold)?
+            .store
+            .next_eviction())
+    }
+
+    /// `WindowStore.rows` as `WindowsCore.rows` gives them.
+    fn window_rows<'py>(
+        &self,
+        py: Python<'py>,
+        horizon_ms: Option<i64>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (ndcg, eng) = self
+            .fold
+            .as_ref()
+            .ok_or_else(no_fold)?
+            .store
+            .rows(horizon_ms);
+        let ndcg = ndcg
+            .iter()
+            .map(|r| ndcg_row(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        let eng = eng
+            .iter()
+            .map(|r| engagement_row(py, r))
+            .collect::<PyResult<Vec<_>>>()?;
+        (PyTuple::new(py, ndcg)?, PyTuple::new(py, eng)?).into_pyobject(py)
+    }
+
+    /// `Totals.cumulative`: (relevance, segment, k, ndcg_sum, lists_scored) per row.
+    fn cumulative<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+        let fold = self.fold.as_ref().ok_or_else(no_fold)?;
+        fold.totals
+            .cumulative()
+            .iter()
+            .map(|r| {
+                (
+                    r.relevance.as_str(),
+                    PyTuple::new(py, &r.segment)?,
+                    r.k,
+                    r.ndcg_sum,
+                    r.lists_scored,
+                )
+                    .into_pyobject(py)
+            })
+            .collect()
+    }
+
+    /// `Totals.lists_total`: ((relevance, outcome), lists) in the order first counted.
+    fn lists_total(&self) -> PyResult<Vec<((String, String), u64)>> {
+        Ok(self.fold.as_ref().ok_or_else(no_fold)?.totals.lists_total())
+    }
+
+    /// The judge tracker's freshness and coverage rows as of `horizon_ms`.
+    fn judges_view(
+        &self,
+        horizon_ms: Option<i64>,
+    ) -> PyResult<(Vec<FreshnessRow>, Vec<CoverageRow>)> {
+        let fold = self.fold.as_ref().ok_or_else(no_fold)?;
+        Ok(view_rows(&fold.tracker, horizon_ms))
+    }
+
+    /// (source, start, bytes) of every unpersisted bucket starting before `before`
+    /// (`SourceBuckets.complete`, in the state topic's codec).
+    fn unpersisted<'py>(
+        &self,
+        py: Python<'py>,
+        before: i64,
+    ) -> PyResult<Vec<(String, i64, Bound<'py, PyBytes>)>> {
+        let fold = self.fold.as_ref().ok_or_else(no_fold)?;
+        let mut out = Vec::new();
+        if let Some(unpersisted) = &fold.unpersisted {
+            for (source, start, bucket) in unpersisted.complete(before) {
+                let raw = encode_bucket(bucket).map_err(PyValueError::new_err)?;
+                out.push((source.to_owned(), start, PyBytes::new(py, &raw)));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `SourceBuckets.persisted`.
+    fn mark_persisted(&mut self, before: i64) -> PyResult<()> {
+        let fold = self.fold.as_mut().ok_or_else(no_fold)?;
+        if let Some(unpersisted) = &mut fold.unpersisted {
+            unpersisted.persisted(before);
+        }
+        Ok(())
+    }
+
+    /// `SourceBuckets.forget`.
+    fn forget_unpersisted(&mut self, source: &str) -> PyResult<()> {
+        let fold = self.fold.as_mut().ok_or_else(no_fold)?;
+        if let Some(unpersisted) = &mut fold.unpersisted {
+            unpersisted.forget(source);
+        }
+        Ok(())
+    }
+
+    /// `WindowStore.merge` of a state-topic value; the reason when it holds no bucket.
+    fn load_bucket(&mut self, start: i64, raw: &[u8]) -> PyResult<Option<&'static str>> {
+        let fold = self.fold.as_mut().ok_or_else(no_fold)?;
+        Ok(match decode_bucket(raw) {
+            Ok(b) => {
+                fold.store.merge(start, &b);
+                None
+            }
+            Err(bad) => Some(bad.reason),
+        })
     }
 
     /// `Joiner.evict_over_cap`: the sequence numbers of the lists evicted (their early judged

@@ -11,9 +11,9 @@ use crate::judges::tracker::{Finalized, JudgeTracker, Settings};
 use crate::python_score::judgments::PyJudgmentTable;
 
 /// (window, judged docs, stale docs): `FreshnessRow`'s fields.
-type FreshnessRow = (String, i64, i64);
+pub(crate) type FreshnessRow = (String, i64, i64);
 /// (window, query class, k, lists, coverage sum): `QueryClassCoverageRow`'s fields.
-type CoverageRow = (String, &'static str, usize, i64, f64);
+pub(crate) type CoverageRow = (String, &'static str, usize, i64, f64);
 /// (window, family, other, pairs, alpha): `AgreementRow`'s fields.
 type AgreementRow = (String, String, String, u64, Option<f64>);
 
@@ -157,26 +157,35 @@ impl PyJudgeTracker {
 
     /// The freshness rows and the coverage rows of `JudgeTracker.view(horizon_ms)`.
     fn view(&self, horizon_ms: Option<i64>) -> (Vec<FreshnessRow>, Vec<CoverageRow>) {
-        let mut freshness = Vec::new();
-        let mut coverage = Vec::new();
-        let Some(horizon_ms) = horizon_ms else {
-            return (freshness, coverage);
-        };
-        let ks = self.inner.ks();
-        for w in self.inner.view(horizon_ms) {
-            let f = &w.figures;
-            freshness.push((w.window.clone(), f.judged_docs, f.stale_docs));
-            for (class, (lists, sums)) in [("head", &f.head), ("tail", &f.tail)] {
-                if *lists == 0 {
-                    continue;
-                }
-                for (k, sum) in ks.iter().zip(sums) {
-                    coverage.push((w.window.clone(), class, *k, *lists, *sum));
-                }
+        view_rows(&self.inner, horizon_ms)
+    }
+}
+
+/// The freshness rows and the coverage rows of `JudgeTracker.view(horizon_ms)` (also the
+/// native engine's, `EngineCore.judges_view`).
+pub(crate) fn view_rows(
+    tracker: &JudgeTracker,
+    horizon_ms: Option<i64>,
+) -> (Vec<FreshnessRow>, Vec<CoverageRow>) {
+    let mut freshness = Vec::new();
+    let mut coverage = Vec::new();
+    let Some(horizon_ms) = horizon_ms else {
+        return (freshness, coverage);
+    };
+    let ks = tracker.ks();
+    for w in tracker.view(horizon_ms) {
+        let f = &w.figures;
+        freshness.push((w.window.clone(), f.judged_docs, f.stale_docs));
+        for (class, (lists, sums)) in [("head", &f.head), ("tail", &f.tail)] {
+            if *lists == 0 {
+                continue;
+            }
+            for (k, sum) in ks.iter().zip(sums) {
+                coverage.push((w.window.clone(), class, *k, *lists, *sum));
             }
         }
-        (freshness, coverage)
     }
+    (freshness, coverage)
 }
 
 /// The Space-Saving sketch alone (`streameval.judges.frequency.SpaceSaving`).

@@ -3,22 +3,32 @@
 //! `SourceScore`s built with `tuple.__new__` as `streameval/score/lists.py` `_scored` does (the
 //! named tuples' own `__new__` is a Python function; these are plain tuple subclasses).
 
+use std::collections::HashMap;
+
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
+use crate::core_fold::CoreFold;
 use crate::core_scoring::CoreScoring;
 use crate::join::core::Core;
 use crate::join::open_list::OpenList;
 use crate::judgments::{JudgmentStore, PythonSum};
 use crate::python_join::list_fields;
 use crate::python_score::spec_of;
+use crate::python_windows::source_score;
 use crate::score::lists::{ListRules, ListScorer, SourceScore};
+use crate::scored;
 
 /// The scoring step of an `EngineCore` and the Python types and shared values it builds with.
 pub struct ScoredLists {
     scoring: CoreScoring,
     shapes: Shapes,
+    /// the shared sources (implicit without interaction, judged of an unjudged query) as the
+    /// fold in the core reads them, and the cutoffs (ascending)
+    no_interaction: scored::SourceScore,
+    unjudged: scored::SourceScore,
+    ks: Vec<i64>,
 }
 
 /// The Python types and shared values the scored lists are built with.
@@ -119,6 +129,18 @@ impl Shapes {
         l: &OpenList,
         judged: Option<&SourceScore>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let sources = PyTuple::new(py, [self.judged(py, judged)?])?;
+        self.of_list(py, core, l, sources)
+    }
+
+    /// The `ScoredList` of `l` with `sources`, no interleaving (built from the list itself).
+    fn of_list<'py>(
+        &self,
+        py: Python<'py>,
+        core: &Core,
+        l: &OpenList,
+        sources: Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let labels = PyDict::new(py);
         for (k, v) in l.labels() {
             labels.set_item(k, v)?;
@@ -130,7 +152,7 @@ impl Shapes {
             l.timestamp.into_bound_py_any(py)?,
             labels.into_any(),
             segment.into_any(),
-            PyTuple::new(py, [self.judged(py, judged)?])?.into_any(),
+            sources.into_any(),
             l.clicked().into_bound_py_any(py)?,
             l.first_click_rank().into_bound_py_any(py)?,
         ];
@@ -186,6 +208,9 @@ impl ScoredLists {
                 ListScorer::new(spec, rules),
                 JudgmentStore::with_summing(summing),
             ),
+            no_interaction: source_score(shapes.no_interaction.bind(py))?,
+            unjudged: source_score(shapes.unjudged.bind(py))?,
+            ks: shapes.ks.bind(py).extract()?,
             shapes,
         })
     }
@@ -219,6 +244,96 @@ impl ScoredLists {
             out.append(PyTuple::new(py, fields)?)?;
         }
         Ok(out)
+    }
+
+    /// Each finalized list scored and folded here (`CoreFold::fold`): its early judged pass's
+    /// flag and its `ScoredList`, as (handed, scored). `persisted`: per source, the bucket
+    /// start before which the state topic holds its buckets (a list before it is not folded).
+    pub fn folded<'py>(
+        &mut self,
+        py: Python<'py>,
+        core: &Core,
+        lists: &[OpenList],
+        fold: &mut CoreFold,
+        persisted: Option<&HashMap<String, i64>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for l in lists {
+            let (implicit, judged) = self.scoring.finalize(l);
+            let shapes = &self.shapes;
+            let sources = PyTuple::new(
+                py,
+                [
+                    match &implicit {
+                        Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
+                        None => shapes.no_interaction.bind(py).clone(),
+                    },
+                    shapes.judged(py, judged.as_ref())?,
+                ],
+            )?;
+            let scored_py = shapes.of_list(py, core, l, sources)?;
+            let source = core.source(l.source);
+            let rust = scored::ScoredList {
+                request_id: String::new(),
+                query_id: l.query_id().to_owned(),
+                timestamp: l.timestamp,
+                labels: Vec::new(),
+                segment: core
+                    .segments
+                    .segment(l.segment)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+                sources: vec![
+                    self.named(scored::IMPLICIT, implicit, &self.no_interaction),
+                    self.named(scored::JUDGED, judged, &self.unjudged),
+                ],
+                clicked: l.clicked(),
+                first_click_rank: l.first_click_rank().map(i64::from),
+                interacted: l.interacted(),
+                interleaved: None,
+                source: source.to_owned(),
+            };
+            let folded = persisted
+                .and_then(|p| p.get(source))
+                .is_none_or(|&before| l.timestamp >= before);
+            fold.fold(
+                &self.scoring.judgments,
+                &rust,
+                &l.doc_ids(),
+                l.counted_before(),
+                folded,
+            );
+            out.append((l.passed(), scored_py))?;
+        }
+        Ok(out)
+    }
+
+    /// `s` as the fold reads it, named `relevance` (`None`: the shared source `shared`).
+    fn named(
+        &self,
+        relevance: &str,
+        s: Option<SourceScore>,
+        shared: &scored::SourceScore,
+    ) -> scored::SourceScore {
+        match s {
+            None => shared.clone(),
+            Some(s) => scored::SourceScore {
+                relevance: relevance.to_owned(),
+                outcome: s.outcome.to_owned(),
+                ks: self.ks.clone(),
+                ndcg: s.ndcg,
+                dcg: s.dcg,
+                idcg: s.idcg,
+                coverage: s.coverage,
+            },
+        }
+    }
+
+    /// A batch needs the Python back half for its extra sources: a list with teams
+    /// (interleaving), or two judge families seen (a judged source per family).
+    pub fn needs_python(lists: &[OpenList], fold: &CoreFold) -> bool {
+        fold.tracker.listener().active() || lists.iter().any(OpenList::has_teams)
     }
 
     /// The early judged pass (`Joiner.passed`): each list's `ScoredList` with its judged source

@@ -35,7 +35,7 @@ fn tuple<'py>(value: &Bound<'py, PyAny>, len: usize, what: &str) -> PyResult<Bou
 
 /// A `values.SourceScore` (or a tuple of its seven fields); `dcg` and `idcg`, which the windows
 /// do not read, are left empty.
-fn source_score(value: &Bound<'_, PyAny>) -> PyResult<SourceScore> {
+pub(crate) fn source_score(value: &Bound<'_, PyAny>) -> PyResult<SourceScore> {
     let t = tuple(value, 7, "SourceScore")?;
     let source = SourceScore {
         relevance: item(&t, 0, "SourceScore")?.extract()?,
@@ -84,7 +84,7 @@ fn interleaved(value: &Bound<'_, PyAny>) -> PyResult<Interleaved> {
 /// A `values.ScoredList` (a named tuple: any tuple of its eleven fields in its order), the
 /// fields the windows read: `request_id`, `query_id` and `labels` are left empty (the native
 /// scoring stage will hand over whole lists without this conversion).
-fn scored_list(value: &Bound<'_, PyAny>) -> PyResult<ScoredList> {
+pub(crate) fn scored_list(value: &Bound<'_, PyAny>) -> PyResult<ScoredList> {
     let t = tuple(value, 11, "ScoredList")?;
     let mut sources = Vec::new();
     for s in item(&t, 5, "ScoredList")?.try_iter()? {
@@ -117,7 +117,7 @@ fn moments(py: Python<'_>, m: &Moments) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
+pub(crate) fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
     let coverage = match &r.coverage {
         Some(c) => Some(moments(py, c)?),
         None => None,
@@ -135,7 +135,7 @@ fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<PyAny>> {
+pub(crate) fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<PyAny>> {
     Ok((
         r.window.as_str(),
         PyTuple::new(py, &r.segment)?,

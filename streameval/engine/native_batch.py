@@ -19,7 +19,7 @@ from streameval.values import EVICTED, RELEVANCE_SOURCES
 
 if TYPE_CHECKING:
     from streameval.engine.intake import Offered
-    from streameval.engine.native_pipeline import NativeJoin
+    from streameval.engine.native_join import NativeJoin
 
 #: the effects of ``EngineCore.offer_batch`` (native/src/python_batch.rs), by their first field
 _INVALID, _JUDGMENT, _SECONDS, _NOTE, _EVICTED, _TOUCH = range(6)

@@ -14,7 +14,6 @@ decoder: the judge tracker and the core's copy listen to the Python table).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -22,7 +21,9 @@ from streameval.config import EvaluationSettings
 from streameval.engine.early import JudgedEarly
 from streameval.engine.intake import OFFERED, Offered
 from streameval.engine.native_batch import NativeBatches
-from streameval.engine.stages import JoinStage
+from streameval.engine.native_fold import CoreFolds
+from streameval.engine.native_join import NativeJoin, NativeJudgedEarly, NativeList
+from streameval.engine.recovery import Recovery
 from streameval.epoch import SECONDS_BELOW_MS
 from streameval.events.decode import Invalid
 from streameval.events.models import Judgment
@@ -38,107 +39,7 @@ FormatFor = Callable[[str], NativeFormat]
 _OUTCOMES = {o.value: o for o in Outcome}
 
 
-class NativeList(OpenList):
-    """A list finalized by the native join, scored there: ``scored`` its
-    :class:`~streameval.values.ScoredList` (implicit, judged; ``interleaved`` is the
-    coordinator's to set), ``handed`` whether the early judged pass took it."""
-
-    __slots__ = ("handed", "scored")
-
-    handed: bool
-    scored: ScoredList
-
-
-class NativeJoin:
-    """The join of an ``EngineCore`` as the coordinator reads a :class:`~streameval.join.Joiner`
-    (:class:`~.stages.JoinStage`). The core scores its lists (docs/native.md "Lists scored in
-    the core"): the early judged pass gets each list's judged ``ScoredList`` (the core keeps
-    that score until the list is finalized, reused then when its query's judgments did not
-    change, as ``ListScorer.score`` reuses ``OpenList.early``); a finalized list reaches Python
-    as a :class:`NativeList`, its scores with it (the back half reads the list: the judge
-    tracker, propensity, interleaving)."""
-
-    __slots__ = ("_core",)
-
-    def __init__(self, core: Any) -> None:
-        self._core = core
-
-    @staticmethod
-    def _list(row: tuple[Any, ...]) -> NativeList:
-        (_, rid, ts, qid, docs, labels, segment, grades, keys, clicked, rank, teams, clicked_docs,
-         counted_before, source, _, handed, scored) = row  # fmt: skip
-        lst = NativeList.__new__(NativeList)
-        lst.early = None
-        lst.request_id, lst.timestamp, lst.query_id, lst.doc_ids = rid, ts, qid, docs
-        lst.labels, lst.segment, lst.teams = labels, segment, teams
-        lst.grades = None if grades is None else dict(grades)
-        lst.interaction_keys = None if keys is None else set(keys)
-        lst.clicked, lst.first_click_rank = clicked, rank
-        lst.clicked_docs = None if clicked_docs is None else set(clicked_docs)
-        lst.counted_before, lst.source = counted_before, source
-        lst.handed, lst.scored = handed, scored
-        return lst
-
-    def finalize(self, watermark: int) -> list[NativeList]:
-        _list = self._list
-        return [_list(row) for row in self._core.finalize(watermark)]
-
-    def finalize_all(self) -> list[NativeList]:
-        _list = self._list
-        return [_list(row) for row in self._core.finalize_all()]
-
-    def evict_over_cap(self) -> list[int]:
-        """The sequence numbers of the lists evicted (the core drops their early scores)."""
-        evicted: list[int] = self._core.evict_over_cap()
-        return evicted
-
-    def expire_pending(self, watermark: int | None) -> int:
-        expired: int = self._core.expire_pending(watermark)
-        return expired
-
-    def next_due(self) -> float:
-        due: int | None = self._core.next_due()
-        return math.inf if due is None else due
-
-    def passed(self, cut: float) -> list[ScoredList]:
-        """The judged ``ScoredList`` of each list the early judged pass takes."""
-        scored: list[ScoredList] = self._core.passed(None if cut == math.inf else int(cut))
-        return scored
-
-    def next_passed(self) -> float:
-        nxt: int | None = self._core.next_passed()
-        return math.inf if nxt is None else nxt
-
-    @property
-    def open_lists(self) -> int:
-        n: int = self._core.open_lists
-        return n
-
-    @property
-    def pending_clicks_counted(self) -> int:
-        n: int = self._core.pending_clicks_counted
-        return n
-
-    @property
-    def closed_ids_dropped(self) -> int:
-        n: int = self._core.closed_ids_dropped
-        return n
-
-
-class NativeJudgedEarly(JudgedEarly):
-    """The early judged pass of the native engine: its join hands the lists scored."""
-
-    def _scored_passed(self, joiner: JoinStage, cut: float, floored: bool) -> list[ScoredList]:
-        scored = cast(NativeJoin, joiner).passed(cut)
-        if floored:  # a re-read: what every early consumer holds already is not handed out
-            floors = self._floor
-            return [
-                s for s in scored if (floor := floors.get(s.source)) is None or s.timestamp >= floor
-            ]
-        return scored
-
-
-class NativePipeline(NativeBatches):
+class NativePipeline(NativeBatches, CoreFolds):
     """The native engine: :class:`~.pipeline.Pipeline`'s options, and ``format_for``: each
     source's format (``NativeFormat``; default ``("auto", None)``, as the Python default)."""
 
@@ -152,7 +53,13 @@ class NativePipeline(NativeBatches):
         return NativeJudgedEarly(self._early, self._scorer, self._judgments, self._settings.bucket)
 
     def _fold(self, lst: OpenList) -> None:
-        """As :meth:`.coordinator.Coordinator._fold`, the list scored in the core."""
+        """As :meth:`.coordinator.Coordinator._fold`, the list scored in the core; folded
+        there too when ``NativeJoin.finalize`` gives (handed, scored): then the consumers only
+        (docs/native.md "The fold in the core")."""
+        row: Any = lst
+        if type(row) is tuple:
+            self._folded_in_core(*row)
+            return
         native = cast(NativeList, lst)  # (NativeJoin.finalize's)
         scored = native.scored
         if self._early and not native.handed and not self._judged.below_floor(lst):
@@ -165,8 +72,8 @@ class NativePipeline(NativeBatches):
     def _start_join(self) -> None:
         core = getattr(self, "_core", None)
         if core is not None:  # a reset: the segments seen outlive it, as the Python engine's
-            core.restart()
-            self._joiner = self._native_join = NativeJoin(core)
+            core.restart()  # (the core's windows, state-topic buckets, tracker buckets too)
+            self._joiner = self._native_join = NativeJoin(core, self._fold_recovery)
             return
         from streameval import _native, native  # (built: the caller checked, engine.select)
 
@@ -176,7 +83,9 @@ class NativePipeline(NativeBatches):
         )
         self._score_in(core)
         self._core = self._watermark = core
-        self._joiner = self._native_join = NativeJoin(core)
+        self._core_folds = self._fold_in(core)
+        self._fold_recovery: Recovery | None = self._recovery if self._core_folds else None
+        self._joiner = self._native_join = NativeJoin(core, self._fold_recovery)
         self._formats_told: set[str] = set()
 
     def _score_in(self, core: Any) -> None:

@@ -180,6 +180,11 @@ impl OpenList {
         self.flags & CLICKED != 0
     }
 
+    /// Its results name their team (interleaving).
+    pub fn has_teams(&self) -> bool {
+        self.flags & HAS_TEAMS != 0
+    }
+
     pub fn counted_before(&self) -> bool {
         self.flags & COUNTED_BEFORE != 0
     }
