@@ -20,7 +20,7 @@ use crate::mapped::MappedDecoder;
 use crate::python_join::list_fields;
 use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
-use crate::python_windows::{engagement_row, ndcg_row, scored_list};
+use crate::python_windows::{scored_list, store_rows};
 use crate::windows::persisted::{decode_bucket, encode_bucket};
 use crate::windows::spec::WindowSpec;
 
@@ -415,21 +415,8 @@ impl EngineCore {
         py: Python<'py>,
         horizon_ms: Option<i64>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (ndcg, eng) = self
-            .fold
-            .as_ref()
-            .ok_or_else(no_fold)?
-            .store
-            .rows(horizon_ms);
-        let ndcg = ndcg
-            .iter()
-            .map(|r| ndcg_row(py, r))
-            .collect::<PyResult<Vec<_>>>()?;
-        let eng = eng
-            .iter()
-            .map(|r| engagement_row(py, r))
-            .collect::<PyResult<Vec<_>>>()?;
-        (PyTuple::new(py, ndcg)?, PyTuple::new(py, eng)?).into_pyobject(py)
+        let store = &self.fold.as_ref().ok_or_else(no_fold)?.store;
+        store_rows(py, store, horizon_ms)
     }
 
     /// `Totals.cumulative`: (relevance, segment, k, ndcg_sum, lists_scored) per row.

@@ -117,7 +117,7 @@ fn moments(py: Python<'_>, m: &Moments) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-pub(crate) fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
+fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
     let coverage = match &r.coverage {
         Some(c) => Some(moments(py, c)?),
         None => None,
@@ -135,7 +135,7 @@ pub(crate) fn ndcg_row(py: Python<'_>, r: &NdcgRow) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-pub(crate) fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<PyAny>> {
+fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<PyAny>> {
     Ok((
         r.window.as_str(),
         PyTuple::new(py, &r.segment)?,
@@ -147,6 +147,24 @@ pub(crate) fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<P
         .into_pyobject(py)?
         .into_any()
         .unbind())
+}
+
+/// `WindowStore.rows` of `store` as Python reads them: (ndcg rows, engagement rows).
+pub(crate) fn store_rows<'py>(
+    py: Python<'py>,
+    store: &WindowStore,
+    horizon_ms: Option<i64>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (ndcg, eng) = store.rows(horizon_ms);
+    let ndcg = ndcg
+        .iter()
+        .map(|r| ndcg_row(py, r))
+        .collect::<PyResult<Vec<_>>>()?;
+    let eng = eng
+        .iter()
+        .map(|r| engagement_row(py, r))
+        .collect::<PyResult<Vec<_>>>()?;
+    (PyTuple::new(py, ndcg)?, PyTuple::new(py, eng)?).into_pyobject(py)
 }
 
 /// A bucket as tuples: (ndcg, coverage, engagement, interleaving), each a tuple of
@@ -299,16 +317,7 @@ impl WindowsCore {
     /// (window, relevance, segment, k, (n, total, total_sq), coverage moments or None) and
     /// `EngagementRow` as (window, segment, lists, clicked_lists, moments, zero_click_lists).
     fn rows<'py>(&self, py: Python<'py>, horizon_ms: Option<i64>) -> PyResult<Bound<'py, PyTuple>> {
-        let (ndcg, eng) = self.core.store.rows(horizon_ms);
-        let ndcg = ndcg
-            .iter()
-            .map(|r| ndcg_row(py, r))
-            .collect::<PyResult<Vec<_>>>()?;
-        let eng = eng
-            .iter()
-            .map(|r| engagement_row(py, r))
-            .collect::<PyResult<Vec<_>>>()?;
-        (PyTuple::new(py, ndcg)?, PyTuple::new(py, eng)?).into_pyobject(py)
+        store_rows(py, &self.core.store, horizon_ms)
     }
 
     /// The state topic's bytes of the window bucket at `start` (None: no bucket there).
