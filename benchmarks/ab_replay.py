@@ -213,12 +213,6 @@ def main() -> int:
         help="a checkout of --base with its extension module built (a git worktree has none)",
     )
     args = parser.parse_args()
-    if args.base_tree is None and _has_native(REPO):
-        print(
-            "ab_replay: --base-tree: a git worktree of the base has no streameval._native, so its"
-            " arm would run the Python engine; give a checkout of the base with its module built"
-        )
-        return 2
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.jsonl"
         log.write_bytes(b"\n".join(sim_lines(args.events, seed=args.seed, noise_share=0.01)))
