@@ -20,7 +20,7 @@ use crate::mapped::MappedDecoder;
 use crate::python_join::list_fields;
 use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
-use crate::python_windows::{scored_list, store_rows};
+use crate::python_windows::{scored_list, store_rows, totals_cumulative};
 use crate::windows::persisted::{decode_bucket, encode_bucket};
 use crate::windows::spec::WindowSpec;
 
@@ -422,20 +422,7 @@ impl EngineCore {
     /// `Totals.cumulative`: (relevance, segment, k, ndcg_sum, lists_scored) per row.
     fn cumulative<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         let fold = self.fold.as_ref().ok_or_else(no_fold)?;
-        fold.totals
-            .cumulative()
-            .iter()
-            .map(|r| {
-                (
-                    r.relevance.as_str(),
-                    PyTuple::new(py, &r.segment)?,
-                    r.k,
-                    r.ndcg_sum,
-                    r.lists_scored,
-                )
-                    .into_pyobject(py)
-            })
-            .collect()
+        totals_cumulative(py, &fold.totals)
     }
 
     /// `Totals.lists_total`: ((relevance, outcome), lists) in the order first counted.

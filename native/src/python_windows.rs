@@ -149,6 +149,28 @@ fn engagement_row(py: Python<'_>, r: &EngagementRow) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
+/// `Totals.cumulative` of `totals` as Python reads it: (relevance, segment, k, ndcg_sum,
+/// lists_scored) per row.
+pub(crate) fn totals_cumulative<'py>(
+    py: Python<'py>,
+    totals: &Totals,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    totals
+        .cumulative()
+        .iter()
+        .map(|r| {
+            (
+                r.relevance.as_str(),
+                PyTuple::new(py, &r.segment)?,
+                r.k,
+                r.ndcg_sum,
+                r.lists_scored,
+            )
+                .into_pyobject(py)
+        })
+        .collect()
+}
+
 /// `WindowStore.rows` of `store` as Python reads them: (ndcg rows, engagement rows).
 pub(crate) fn store_rows<'py>(
     py: Python<'py>,
@@ -397,21 +419,7 @@ impl WindowsCore {
 
     /// `Totals.cumulative`: (relevance, segment, k, ndcg_sum, lists_scored) per row.
     fn cumulative<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-        self.core
-            .totals
-            .cumulative()
-            .iter()
-            .map(|r| {
-                (
-                    r.relevance.as_str(),
-                    PyTuple::new(py, &r.segment)?,
-                    r.k,
-                    r.ndcg_sum,
-                    r.lists_scored,
-                )
-                    .into_pyobject(py)
-            })
-            .collect()
+        totals_cumulative(py, &self.core.totals)
     }
 
     /// `Totals.lists_total`: lists per (relevance, outcome), in the order first counted.
