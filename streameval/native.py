@@ -89,6 +89,20 @@ def join_options(settings: EvaluationSettings) -> dict[str, Any]:
     }
 
 
+def scoring_options(settings: EvaluationSettings) -> dict[str, Any]:
+    """The evaluation settings a list's score reads (those of ``ListScorer(settings)``), as the
+    keyword arguments of the native bindings (``ListScorer``, ``EngineCore.set_scoring``)."""
+    return {
+        "ks": sorted(settings.ks),
+        "gain": settings.gain,
+        "discount": settings.discount,
+        "discount_base": settings.discount_base,
+        "ideal": settings.ideal,
+        "unjudged": settings.unjudged,
+        "no_relevance": settings.no_relevance,
+    }
+
+
 def join_core(settings: EvaluationSettings) -> JoinCore:
     """The native join (native/src/join/, docs/native.md "The join") built from the evaluation
     settings it reads: records in by ``offer``, finalized and evicted lists out by

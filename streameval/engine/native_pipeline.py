@@ -94,16 +94,11 @@ class NativePipeline(NativeBatches, CoreFolds):
         tracker's) is copied there with the query's version, so that the two tables, and the
         reuse of early judged scores, agree (the Python table stays the one the rules apply to,
         the judge tracker and snapshots read)."""
-        settings = self._settings
+        from streameval import native  # (built: the caller checked, engine.select)
+
         no_interaction, unjudged = self._scorer.shared_sources
         core.set_scoring(
-            ks=sorted(settings.ks),
-            gain=settings.gain,
-            discount=settings.discount,
-            discount_base=settings.discount_base,
-            ideal=settings.ideal,
-            unjudged=settings.unjudged,
-            no_relevance=settings.no_relevance,
+            **native.scoring_options(self._settings),
             source_score=SourceScore,
             scored_list=ScoredList,
             no_interaction=no_interaction,

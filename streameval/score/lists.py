@@ -74,22 +74,7 @@ def _scored(
 def judged_only(scored: ScoredList) -> ScoredList:
     """A list scored (implicit, judged) as :meth:`ListScorer.score_judged` gives it: its
     judged source only, no interleaving (the native engine, whose core scored both)."""
-    return _new_scored(
-        ScoredList,
-        (
-            scored.request_id,
-            scored.query_id,
-            scored.timestamp,
-            scored.labels,
-            scored.segment,
-            scored.sources[1:2],
-            scored.clicked,
-            scored.first_click_rank,
-            scored.interacted,
-            None,
-            scored.source,
-        ),
-    )
+    return scored._replace(sources=scored.sources[1:2], interleaved=None)
 
 
 def _interleaved(

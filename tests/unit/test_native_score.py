@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from streameval import native
 from streameval.config import EvaluationSettings
 from streameval.engine.judgments import JudgmentRules
 from streameval.events.decode import dedup_key
@@ -331,15 +332,7 @@ def open_list(query_id: str, doc_ids: list[str], grades: dict[str, float] | None
 
 
 def native_list_scorer(evaluation: EvaluationSettings) -> Any:
-    return _native.ListScorer(
-        ks=list(evaluation.ks),
-        gain=evaluation.gain,
-        discount=evaluation.discount,
-        discount_base=evaluation.discount_base,
-        ideal=evaluation.ideal,
-        unjudged=evaluation.unjudged,
-        no_relevance=evaluation.no_relevance,
-    )
+    return _native.ListScorer(**native.scoring_options(evaluation))
 
 
 def source_fields(source: Any) -> tuple[object, ...]:
