@@ -12,6 +12,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
+use crate::core_sums::CoreSums;
 use crate::join::core::{Answer, Core, Format, Settings};
 use crate::join::grades::InteractionGrades;
 use crate::join::open_list::OpenList;
@@ -21,6 +22,7 @@ use crate::python_join::list_fields;
 use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
 use crate::python_windows::{scored_list, store_rows, totals_cumulative};
+use crate::query_sums::QuerySums;
 use crate::windows::persisted::{decode_bucket, encode_bucket};
 use crate::windows::spec::WindowSpec;
 
@@ -31,6 +33,8 @@ pub struct EngineCore {
     scored: Option<ScoredLists>,
     /// the lists folded here, once `set_fold` was called (docs/native.md "The fold in the core")
     fold: Option<CoreFold>,
+    /// the detectors' per-query sums summed here (docs/native.md "Detector sums in the core")
+    sums: CoreSums,
 }
 
 fn no_fold() -> PyErr {
@@ -98,6 +102,7 @@ impl EngineCore {
             core,
             scored: None,
             fold: None,
+            sums: CoreSums::default(),
         }
     }
 
@@ -358,7 +363,8 @@ impl EngineCore {
         if ScoredLists::needs_python(&done, fold) {
             return Ok((false, scored.finalized(py, &self.core, &done)?));
         }
-        let rows = scored.folded(py, &self.core, &done, fold, persisted.as_ref())?;
+        let sums = Some(&mut self.sums);
+        let rows = scored.folded(py, &self.core, &done, fold, persisted.as_ref(), sums)?;
         Ok((true, rows))
     }
 
@@ -504,7 +510,8 @@ impl EngineCore {
     #[pyo3(signature = (cut = None))]
     fn passed<'py>(&mut self, py: Python<'py>, cut: Option<i64>) -> PyResult<Bound<'py, PyList>> {
         if let Some(scored) = &mut self.scored {
-            return scored.passed(py, &mut self.core, cut);
+            let sums = self.fold.is_some().then_some(&mut self.sums);
+            return scored.passed(py, &mut self.core, cut, sums);
         }
         let out = PyList::empty(py);
         for slot in self.core.joiner.passed(cut) {
@@ -575,6 +582,115 @@ impl EngineCore {
         self.core.joiner.closed_ids_dropped()
     }
 
+    // --- the detectors' sums (`crate::core_sums`, `CoreStash` in native_fold.py) ----------
+    /// Sum `relevance` ("implicit" or "judged") here, as a `Stash(bucket_ms, positions)`;
+    /// False when it cannot be summed here.
+    fn watch_sums(&mut self, relevance: &str, bucket_ms: i64, positions: Vec<usize>) -> bool {
+        bucket_ms > 0 && self.sums.watch(relevance, bucket_ms, positions)
+    }
+
+    /// Whether the core adds each list to the sums itself and builds no `ScoredList` when it
+    /// folds (`finalize_folded`, `passed` answer an empty list then).
+    fn set_sums_inline(&mut self, inline: bool) {
+        self.sums.inline = inline;
+    }
+
+    /// `Stash.add` of a list the Python back half handed on.
+    fn sums_add(
+        &mut self,
+        relevance: &str,
+        ts: i64,
+        segment: Vec<String>,
+        query_id: &str,
+        ndcg: Vec<Option<f64>>,
+    ) -> PyResult<()> {
+        let id = self.sums.segment_id(&segment);
+        self.sums_of(relevance)?.add(ts, id, query_id, &ndcg);
+        Ok(())
+    }
+
+    /// `Stash.take`: `[(bucket start, {segment: [{query_id: (count, sum, sum of squares)}, ...
+    /// per watched k]})]`, oldest first.
+    fn sums_take<'py>(
+        &mut self,
+        py: Python<'py>,
+        relevance: &str,
+        horizon_ms: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let taken = self.sums_of(relevance)?.take(horizon_ms);
+        let out = PyList::empty(py);
+        for (b, bucket) in taken {
+            let data = pyo3::types::PyDict::new(py);
+            for (segment, per_k) in bucket {
+                let ks = PyList::empty(py);
+                for per_query in per_k {
+                    let d = pyo3::types::PyDict::new(py);
+                    for (query_id, agg) in per_query {
+                        d.set_item(query_id, agg)?;
+                    }
+                    ks.append(d)?;
+                }
+                let labels = self.sums.segment(segment).iter().map(|s| &**s);
+                data.set_item(PyTuple::new(py, labels)?, ks)?;
+            }
+            out.append((b, data))?;
+        }
+        Ok(out)
+    }
+
+    /// `Stash.clear`.
+    fn sums_clear(&mut self, relevance: &str) -> PyResult<()> {
+        self.sums_of(relevance)?.clear();
+        Ok(())
+    }
+
+    /// `Stash.ignored`.
+    fn sums_ignored(&mut self, relevance: &str) -> PyResult<u64> {
+        Ok(self.sums_of(relevance)?.ignored())
+    }
+
+    /// `Stash.ignored += n`.
+    fn sums_add_ignored(&mut self, relevance: &str, n: u64) -> PyResult<()> {
+        self.sums_of(relevance)?.add_ignored(n);
+        Ok(())
+    }
+
+    /// `Stash.closed`.
+    fn sums_closed(&mut self, relevance: &str) -> PyResult<Option<i64>> {
+        Ok(self.sums_of(relevance)?.closed())
+    }
+
+    /// `Stash.closed = closed`.
+    fn sums_set_closed(&mut self, relevance: &str, closed: Option<i64>) -> PyResult<()> {
+        self.sums_of(relevance)?.set_closed(closed);
+        Ok(())
+    }
+
+    /// A bucket's sums of one segment and watched k (the `j`-th) merged into bucket `b`
+    /// (`Detectors.ingest`); counts are whole numbers.
+    fn sums_merge(
+        &mut self,
+        relevance: &str,
+        b: i64,
+        segment: Vec<String>,
+        j: usize,
+        per_query: Vec<(String, (f64, f64, f64))>,
+    ) -> PyResult<()> {
+        let id = self.sums.segment_id(&segment);
+        let sums = self.sums_of(relevance)?;
+        if j >= sums.watched() {
+            return Err(PyValueError::new_err(format!(
+                "sums_merge: no watched k {j}"
+            )));
+        }
+        let per_query: Vec<_> = per_query
+            .into_iter()
+            .map(|(q, (c, s, ss))| (q, (c as u64, s, ss)))
+            .collect();
+        sums.merge(b, id, j, &per_query);
+        Ok(())
+    }
+
     // --- the record path in batches (`crate::python_batch`) --------------------------------
     /// Run `batch` on, the GIL released, until Python has to act (`python_batch::offer_batch`).
     #[pyo3(signature = (batch, due, early_due))]
@@ -591,6 +707,14 @@ impl EngineCore {
                 scored.scoring().forget(seq);
             }
         })
+    }
+}
+
+impl EngineCore {
+    fn sums_of(&mut self, relevance: &str) -> PyResult<&mut QuerySums> {
+        self.sums
+            .of(relevance)
+            .ok_or_else(|| PyValueError::new_err(format!("{relevance} is not summed here")))
     }
 }
 

@@ -11,6 +11,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
 use crate::core_scoring::CoreScoring;
+use crate::core_sums::CoreSums;
 use crate::join::core::Core;
 use crate::join::open_list::OpenList;
 use crate::judgments::{JudgmentStore, PythonSum};
@@ -249,6 +250,8 @@ impl ScoredLists {
     /// Each finalized list scored and folded here (`CoreFold::fold`): its early judged pass's
     /// flag and its `ScoredList`, as (handed, scored). `persisted`: per source, the bucket
     /// start before which the state topic holds its buckets (a list before it is not folded).
+    /// With `sums` inline (docs/native.md "Detector sums in the core"), no `ScoredList`: the
+    /// list's NDCG goes into the sums here, and the answer is empty.
     pub fn folded<'py>(
         &mut self,
         py: Python<'py>,
@@ -256,34 +259,36 @@ impl ScoredLists {
         lists: &[OpenList],
         fold: &mut CoreFold,
         persisted: Option<&HashMap<String, i64>>,
+        mut sums: Option<&mut CoreSums>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        let inline = sums.as_ref().is_some_and(|s| s.inline);
         for l in lists {
             let (implicit, judged) = self.scoring.finalize(l);
-            let shapes = &self.shapes;
-            let sources = PyTuple::new(
-                py,
-                [
-                    match &implicit {
-                        Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
-                        None => shapes.no_interaction.bind(py).clone(),
-                    },
-                    shapes.judged(py, judged.as_ref())?,
-                ],
-            )?;
-            let scored_py = shapes.of_list(py, core, l, sources)?;
+            let scored_py = if inline {
+                None
+            } else {
+                let shapes = &self.shapes;
+                let sources = PyTuple::new(
+                    py,
+                    [
+                        match &implicit {
+                            Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
+                            None => shapes.no_interaction.bind(py).clone(),
+                        },
+                        shapes.judged(py, judged.as_ref())?,
+                    ],
+                )?;
+                Some(shapes.of_list(py, core, l, sources)?)
+            };
             let source = core.source(l.source);
+            let segment = core.segments.segment(l.segment);
             let rust = scored::ScoredList {
                 request_id: String::new(),
                 query_id: l.query_id().to_owned(),
                 timestamp: l.timestamp,
                 labels: Vec::new(),
-                segment: core
-                    .segments
-                    .segment(l.segment)
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
+                segment: segment.iter().map(|s| s.to_string()).collect(),
                 sources: vec![
                     self.named(scored::IMPLICIT, implicit, &self.no_interaction),
                     self.named(scored::JUDGED, judged, &self.unjudged),
@@ -304,7 +309,22 @@ impl ScoredLists {
                 l.counted_before(),
                 folded,
             );
-            out.append((l.passed(), scored_py))?;
+            match (scored_py, sums.as_deref_mut()) {
+                (Some(scored_py), _) => out.append((l.passed(), scored_py))?,
+                (None, Some(sums)) => {
+                    // the judged score first when the early pass did not take it
+                    // (`NativePipeline._fold`), then the implicit one (`Detectors.add`)
+                    let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
+                    sums.finalized(
+                        l.timestamp,
+                        segment,
+                        l.query_id(),
+                        &rust.sources[0].ndcg,
+                        judged,
+                    );
+                }
+                (None, None) => {}
+            }
         }
         Ok(out)
     }
@@ -337,14 +357,27 @@ impl ScoredLists {
     }
 
     /// The early judged pass (`Joiner.passed`): each list's `ScoredList` with its judged source
-    /// only (`ListScorer.score_judged`), its score kept until the list is finalized.
+    /// only (`ListScorer.score_judged`), its score kept until the list is finalized. With `sums`
+    /// inline, no `ScoredList`: the judged NDCG goes into the sums (`Detectors.add_judged`) and
+    /// the answer is empty.
     pub fn passed<'py>(
         &mut self,
         py: Python<'py>,
         core: &mut Core,
         cut: Option<i64>,
+        sums: Option<&mut CoreSums>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        if let Some(sums) = sums.filter(|s| s.inline) {
+            for slot in core.joiner.passed(cut) {
+                let l = core.joiner.list(slot);
+                let judged = self.scoring.early(l);
+                let ndcg = judged.as_ref().map_or(&self.unjudged.ndcg, |s| &s.ndcg);
+                let segment = core.segments.segment(l.segment);
+                sums.passed(l.timestamp, segment, l.query_id(), ndcg);
+            }
+            return Ok(out);
+        }
         for slot in core.joiner.passed(cut) {
             let l = core.joiner.list(slot);
             let judged = self.scoring.early(l);

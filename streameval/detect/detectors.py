@@ -32,7 +32,7 @@ ignored and counted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from streameval import alarms
 from streameval.detect.arithmetic import precision_mean
@@ -58,6 +58,9 @@ from streameval.values import (
     source_named,
 )
 
+if TYPE_CHECKING:
+    from streameval.engine.consumers import SumsStash
+
 #: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)
 
@@ -73,7 +76,10 @@ class Detectors:
         self._cap = spec.cap
         self._vs_control = VS_CONTROL in spec.detectors
         self._vs_baseline = VS_BASELINE in spec.detectors
-        self._stash = {r: Stash(spec.bucket_ms, positions) for r in spec.relevance}
+        self._positions = positions
+        self._stash: dict[str, SumsStash] = {
+            r: Stash(spec.bucket_ms, positions) for r in spec.relevance
+        }
         self._implicit = self._stash.get(IMPLICIT)
         self._debiased = self._stash.get(IMPLICIT_DEBIASED)
         self._judged = self._stash.get(JUDGED)
@@ -90,6 +96,21 @@ class Detectors:
         return sum(stash.ignored for stash in self._stash.values())
 
     # --- the consumer protocols ---------------------------------------------------------------
+
+    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """:class:`~streameval.engine.consumers.FedBySums`: every watched relevance source."""
+        return dict.fromkeys(self._stash, (self.spec.bucket_ms, self._positions))
+
+    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
+        """:class:`~streameval.engine.consumers.FedBySums`: read ``stashes`` from now on (what
+        the replaced stashes had closed and ignored carries over; they hold no open bucket)."""
+        for relevance, stash in stashes.items():
+            old = self._stash[relevance]
+            stash.closed, stash.ignored = old.closed, old.ignored
+            self._stash[relevance] = stash
+        self._implicit = self._stash.get(IMPLICIT)
+        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
+        self._judged = self._stash.get(JUDGED)
 
     def add(self, scored: ScoredList) -> None:
         """A finalized list: its implicit score (its judged one came early, :meth:`add_judged`)."""
@@ -149,15 +170,10 @@ class Detectors:
         if stash.closed is not None and bucket_ms < stash.closed:
             stash.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
             return
-        into = stash.pending.setdefault(bucket_ms, {})
         for (segment, k), per_query in data.items():
             if k not in self._ks:
                 continue  # written by an instance that watched another k
-            j = self._ks.index(k)
-            per_k = into.get(segment)
-            if per_k is None:
-                per_k = into[segment] = [{} for _ in self._ks]
-            per_k[j] = merge((per_k[j], per_query))
+            stash.merge(bucket_ms, segment, self._ks.index(k), per_query)
         stash.leave()
 
     # --- the state as a value (group-wide detection's snapshots) -------------------------------

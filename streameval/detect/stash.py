@@ -112,6 +112,18 @@ class Stash:
         self.pending.clear()
         self.leave()
 
+    def merge(
+        self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
+    ) -> None:
+        """A whole bucket's sums of ``segment`` and the ``j``-th watched k merged into bucket
+        ``bucket_ms`` (``Detectors.ingest``; no check of ``closed``: the caller's)."""
+        into = self.pending.setdefault(bucket_ms, {})
+        per_k = into.get(segment)
+        if per_k is None:
+            per_k = into[segment] = [{} for _ in self.positions]
+        per_k[j] = merge((per_k[j], per_query))
+        self.leave()
+
 
 def _fold(per_query: PerQuery, query_id: str, x: float) -> None:
     """One list's NDCG@k into its query's sums."""
