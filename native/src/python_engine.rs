@@ -35,6 +35,9 @@ pub struct EngineCore {
     fold: Option<CoreFold>,
     /// the detectors' per-query sums summed here (docs/native.md "Detector sums in the core")
     sums: CoreSums,
+    /// lists the batch loop finalized that need the Python back half: the next
+    /// `finalize_folded` hands them first (docs/native.md "A batch that stops per bucket")
+    held: Vec<OpenList>,
 }
 
 fn no_fold() -> PyErr {
@@ -103,6 +106,7 @@ impl EngineCore {
             scored: None,
             fold: None,
             sums: CoreSums::default(),
+            held: Vec::new(),
         }
     }
 
@@ -353,10 +357,11 @@ impl EngineCore {
         watermark: Option<i64>,
         persisted: Option<HashMap<String, i64>>,
     ) -> PyResult<(bool, Bound<'py, PyList>)> {
-        let done = match watermark {
+        let mut done = std::mem::take(&mut self.held); // (due before: first, in order)
+        done.extend(match watermark {
             Some(w) => self.core.joiner.finalize(w),
             None => self.core.joiner.finalize_all(),
-        };
+        });
         let (Some(scored), Some(fold)) = (&mut self.scored, &mut self.fold) else {
             return Err(no_fold());
         };
@@ -693,20 +698,103 @@ impl EngineCore {
 
     // --- the record path in batches (`crate::python_batch`) --------------------------------
     /// Run `batch` on, the GIL released, until Python has to act (`python_batch::offer_batch`).
-    #[pyo3(signature = (batch, due, early_due))]
+    /// `inline`: `(consumers_due, signals_due, stop_at_judgment)`, the loop finalizes and folds
+    /// at due points itself (`batch::run_inline`; needs the fold and the sums inline here),
+    /// `persisted` as `finalize_folded` takes it.
+    #[pyo3(signature = (batch, due, early_due, inline = None, persisted = None))]
     fn offer_batch<'py>(
         &mut self,
         py: Python<'py>,
         batch: &Bound<'py, crate::python_batch::RecordBatch>,
         due: Option<i64>,
         early_due: Option<i64>,
+        inline: Option<(i64, i64, bool)>,
+        persisted: Option<HashMap<String, i64>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let scored = &mut self.scored;
-        crate::python_batch::offer_batch(py, &mut self.core, batch, due, early_due, &mut |seq| {
-            if let Some(scored) = scored.as_mut() {
-                scored.scoring().forget(seq);
-            }
-        })
+        let (Some((consumers_due, signals_due, stop_at_judgment)), Some(scored), Some(fold)) =
+            (inline, self.scored.as_mut(), self.fold.as_mut())
+        else {
+            let scored = &mut self.scored;
+            return crate::python_batch::offer_batch(
+                py,
+                &mut self.core,
+                batch,
+                due,
+                early_due,
+                None,
+                &mut |seq| {
+                    if let Some(scored) = scored.as_mut() {
+                        scored.scoring().forget(seq);
+                    }
+                },
+            );
+        };
+        if !self.sums.inline {
+            return Err(PyValueError::new_err(
+                "offer_batch inline: the sums are not inline",
+            ));
+        }
+        let mut at = InlineDue {
+            scored,
+            fold,
+            sums: &mut self.sums,
+            held: &mut self.held,
+            persisted: persisted.as_ref(),
+        };
+        let inline = crate::join::batch::Inline {
+            at: &mut at,
+            consumers_due,
+            signals_due,
+            stop_at_judgment,
+        };
+        crate::python_batch::offer_batch(
+            py,
+            &mut self.core,
+            batch,
+            due,
+            early_due,
+            Some(inline),
+            &mut |_| {}, // (no Evicted effect inline: `InlineDue::evicted`)
+        )
+    }
+}
+
+/// The batch loop's finalization at due points (`crate::join::batch::AtDue`): the lists
+/// scored, folded and summed here, as `finalize_folded` with the sums inline.
+struct InlineDue<'a> {
+    scored: &'a mut ScoredLists,
+    fold: &'a mut CoreFold,
+    sums: &'a mut CoreSums,
+    held: &'a mut Vec<OpenList>,
+    persisted: Option<&'a HashMap<String, i64>>,
+}
+
+impl crate::join::batch::AtDue for InlineDue<'_> {
+    fn finalize(&mut self, core: &mut Core, watermark: i64) -> bool {
+        let done = core.joiner.finalize(watermark);
+        if ScoredLists::needs_python(&done, self.fold) {
+            self.held.extend(done);
+            return false;
+        }
+        let (fold, sums) = (&mut *self.fold, &mut *self.sums);
+        self.scored
+            .folded_inline(core, &done, fold, self.persisted, sums);
+        true
+    }
+
+    fn evicted(&mut self, seqs: &[u64]) {
+        for &seq in seqs {
+            self.scored.scoring().forget(seq);
+            self.fold.count_evicted();
+        }
+    }
+
+    fn evict(&mut self, horizon_ms: i64) {
+        self.fold.evict(horizon_ms);
+    }
+
+    fn next_eviction(&self) -> Option<i64> {
+        self.fold.store.next_eviction()
     }
 }
 

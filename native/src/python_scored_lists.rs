@@ -259,74 +259,93 @@ impl ScoredLists {
         lists: &[OpenList],
         fold: &mut CoreFold,
         persisted: Option<&HashMap<String, i64>>,
-        mut sums: Option<&mut CoreSums>,
+        sums: Option<&mut CoreSums>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
-        let inline = sums.as_ref().is_some_and(|s| s.inline);
+        if let Some(sums) = sums.filter(|s| s.inline) {
+            self.folded_inline(core, lists, fold, persisted, sums);
+            return Ok(out);
+        }
         for l in lists {
             let (implicit, judged) = self.scoring.finalize(l);
-            let scored_py = if inline {
-                None
-            } else {
-                let shapes = &self.shapes;
-                let sources = PyTuple::new(
-                    py,
-                    [
-                        match &implicit {
-                            Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
-                            None => shapes.no_interaction.bind(py).clone(),
-                        },
-                        shapes.judged(py, judged.as_ref())?,
-                    ],
-                )?;
-                Some(shapes.of_list(py, core, l, sources)?)
-            };
-            let source = core.source(l.source);
-            let segment = core.segments.segment(l.segment);
-            let rust = scored::ScoredList {
-                request_id: String::new(),
-                query_id: l.query_id().to_owned(),
-                timestamp: l.timestamp,
-                labels: Vec::new(),
-                segment: segment.iter().map(|s| s.to_string()).collect(),
-                sources: vec![
-                    self.named(scored::IMPLICIT, implicit, &self.no_interaction),
-                    self.named(scored::JUDGED, judged, &self.unjudged),
+            let shapes = &self.shapes;
+            let sources = PyTuple::new(
+                py,
+                [
+                    match &implicit {
+                        Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
+                        None => shapes.no_interaction.bind(py).clone(),
+                    },
+                    shapes.judged(py, judged.as_ref())?,
                 ],
-                clicked: l.clicked(),
-                first_click_rank: l.first_click_rank().map(i64::from),
-                interacted: l.interacted(),
-                interleaved: None,
-                source: source.to_owned(),
-            };
-            let folded = persisted
-                .and_then(|p| p.get(source))
-                .is_none_or(|&before| l.timestamp >= before);
-            fold.fold(
-                &self.scoring.judgments,
-                &rust,
-                &l.doc_ids(),
-                l.counted_before(),
-                folded,
-            );
-            match (scored_py, sums.as_deref_mut()) {
-                (Some(scored_py), _) => out.append((l.passed(), scored_py))?,
-                (None, Some(sums)) => {
-                    // the judged score first when the early pass did not take it
-                    // (`NativePipeline._fold`), then the implicit one (`Detectors.add`)
-                    let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
-                    sums.finalized(
-                        l.timestamp,
-                        segment,
-                        l.query_id(),
-                        &rust.sources[0].ndcg,
-                        judged,
-                    );
-                }
-                (None, None) => {}
-            }
+            )?;
+            let scored_py = shapes.of_list(py, core, l, sources)?;
+            self.fold_one(core, l, implicit, judged, fold, persisted);
+            out.append((l.passed(), scored_py))?;
         }
         Ok(out)
+    }
+
+    /// Each finalized list scored and folded here, its NDCG into `sums` (no Python object:
+    /// the batch loop's finalization, `crate::join::batch::AtDue`; as `folded` with the sums
+    /// inline).
+    pub fn folded_inline(
+        &mut self,
+        core: &Core,
+        lists: &[OpenList],
+        fold: &mut CoreFold,
+        persisted: Option<&HashMap<String, i64>>,
+        sums: &mut CoreSums,
+    ) {
+        for l in lists {
+            let (implicit, judged) = self.scoring.finalize(l);
+            let rust = self.fold_one(core, l, implicit, judged, fold, persisted);
+            let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
+            let segment = core.segments.segment(l.segment);
+            let implicit = &rust.sources[0].ndcg;
+            sums.finalized(l.timestamp, segment, l.query_id(), implicit, judged);
+        }
+    }
+
+    /// One finalized list's fold (`CoreFold::fold`), its scores as the fold reads them.
+    fn fold_one(
+        &self,
+        core: &Core,
+        l: &OpenList,
+        implicit: Option<SourceScore>,
+        judged: Option<SourceScore>,
+        fold: &mut CoreFold,
+        persisted: Option<&HashMap<String, i64>>,
+    ) -> scored::ScoredList {
+        let source = core.source(l.source);
+        let segment = core.segments.segment(l.segment);
+        let rust = scored::ScoredList {
+            request_id: String::new(),
+            query_id: l.query_id().to_owned(),
+            timestamp: l.timestamp,
+            labels: Vec::new(),
+            segment: segment.iter().map(|s| s.to_string()).collect(),
+            sources: vec![
+                self.named(scored::IMPLICIT, implicit, &self.no_interaction),
+                self.named(scored::JUDGED, judged, &self.unjudged),
+            ],
+            clicked: l.clicked(),
+            first_click_rank: l.first_click_rank().map(i64::from),
+            interacted: l.interacted(),
+            interleaved: None,
+            source: source.to_owned(),
+        };
+        let folded = persisted
+            .and_then(|p| p.get(source))
+            .is_none_or(|&before| l.timestamp >= before);
+        fold.fold(
+            &self.scoring.judgments,
+            &rust,
+            &l.doc_ids(),
+            l.counted_before(),
+            folded,
+        );
+        rust
     }
 
     /// `s` as the fold reads it, named `relevance` (`None`: the shared source `shared`).
