@@ -404,8 +404,14 @@ class EngineCore:
     def pending_clicks_counted(self) -> int: ...
     @property
     def closed_ids_dropped(self) -> int: ...
+    # inline: (consumers_due, signals_due, stop_at_judgment): the loop finalizes at due points
     def offer_batch(
-        self, batch: RecordBatch, due: int | None, early_due: int | None
+        self,
+        batch: RecordBatch,
+        due: int | None,
+        early_due: int | None,
+        inline: tuple[int, int, bool] | None = None,
+        persisted: dict[str, int] | None = None,
     ) -> tuple[int | None, int | None, int | None, list[tuple[Any, ...]] | None]: ...
     # the consumers' per-query sums kept here (native/src/core_sums.rs; CoreStash): relevance
     # "implicit", "judged", or "lists" (every finalized list counted per bucket and segment)
@@ -451,6 +457,8 @@ class RecordBatch:
         noted: tuple[int, int] | None = None,
     ) -> None: ...
     def __len__(self) -> int: ...
+    @property
+    def stops(self) -> int: ...
     @property
     def done(self) -> bool: ...
     @property

@@ -192,6 +192,7 @@ impl EngineCore {
     /// judgment table).
     fn restart(&mut self) {
         self.core.restart();
+        self.held.clear(); // (handed to Python at the stop that held them: none left here)
         if let Some(scored) = &mut self.scored {
             scored.scoring().restart();
         }
