@@ -32,7 +32,7 @@ ignored and counted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from streameval import alarms
 from streameval.detect.arithmetic import precision_mean
@@ -46,7 +46,7 @@ from streameval.detect.series import (
     load_state,
 )
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
-from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
+from streameval.detect.stash import ZERO, BucketData, FedStashes, PerQuery, Stash, SumsStash, merge
 from streameval.detect.state import QueryReferences
 from streameval.snapshot import DetectionRow
 from streameval.values import (
@@ -58,31 +58,26 @@ from streameval.values import (
     source_named,
 )
 
-if TYPE_CHECKING:
-    from streameval.engine.consumers import SumsStash
-
 #: the key of the pooled control arm's track when several segments match ``control``
 _CONTROL: Segment = ("\x00control",)
 
 
-class Detectors:
+class Detectors(FedStashes):
     """Every configured detector series over the stream of finalized lists (single instance)."""
 
     def __init__(self, spec: DetectionSpec) -> None:
         self.spec = spec
         self._ks = tuple(k for k, _ in spec.k_index)
-        positions = tuple(i for _, i in spec.k_index)
+        self._positions = positions = tuple(i for _, i in spec.k_index)
         self._h = spec.threshold
         self._cap = spec.cap
         self._vs_control = VS_CONTROL in spec.detectors
         self._vs_baseline = VS_BASELINE in spec.detectors
-        self._positions = positions
         self._stash: dict[str, SumsStash] = {
             r: Stash(spec.bucket_ms, positions) for r in spec.relevance
         }
-        self._implicit = self._stash.get(IMPLICIT)
-        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
-        self._judged = self._stash.get(JUDGED)
+        self._bucket_ms = spec.bucket_ms
+        self._fed()
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
         self.takes_judged = self._judged is not None
         self._tracks: dict[tuple[Segment, str, int], Track] = {}
@@ -97,17 +92,8 @@ class Detectors:
 
     # --- the consumer protocols ---------------------------------------------------------------
 
-    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
-        """:class:`~streameval.engine.consumers.FedBySums`: every watched relevance source."""
-        return dict.fromkeys(self._stash, (self.spec.bucket_ms, self._positions))
-
-    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
-        """:class:`~streameval.engine.consumers.FedBySums`: read ``stashes`` from now on (what
-        the replaced stashes had closed and ignored carries over; they hold no open bucket)."""
-        for relevance, stash in stashes.items():
-            old = self._stash[relevance]
-            stash.closed, stash.ignored = old.closed, old.ignored
-            self._stash[relevance] = stash
+    def _fed(self) -> None:
+        """(:class:`~streameval.detect.stash.FedStashes`) each source's stash at hand."""
         self._implicit = self._stash.get(IMPLICIT)
         self._debiased = self._stash.get(IMPLICIT_DEBIASED)
         self._judged = self._stash.get(JUDGED)
@@ -171,10 +157,8 @@ class Detectors:
             stash.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
             return
         for (segment, k), per_query in data.items():
-            if k not in self._ks:
-                continue  # written by an instance that watched another k
-            stash.merge(bucket_ms, segment, self._ks.index(k), per_query)
-        stash.leave()
+            if k in self._ks:  # (else written by an instance that watched another k)
+                stash.merge(bucket_ms, segment, self._ks.index(k), per_query)
 
     # --- the state as a value (group-wide detection's snapshots) -------------------------------
 

@@ -19,15 +19,13 @@ each complete bucket once, in order, and never act on an incomplete one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
 
+from streameval.detect.stash import SumsStash
 from streameval.snapshot import Snapshot
-from streameval.values import ScoredList, Segment
+from streameval.values import ScoredList
 from streameval.windows.store import Bucket
-
-if TYPE_CHECKING:
-    from streameval.detect.stash import BucketData
 
 
 class ListConsumer(Protocol):
@@ -120,35 +118,6 @@ class WindowedConsumer(ListConsumer, Protocol):
 LISTS = "lists"
 
 
-class SumsStash(Protocol):
-    """The open buckets of one relevance source's per-query sums, as
-    :class:`streameval.detect.stash.Stash` keeps them: per bucket, segment and watched k, per
-    query (count, sum, sum of squares) of NDCG@k. The native engine's core keeps one of its own
-    (:class:`streameval.engine.native_fold.CoreStash`)."""
-
-    ignored: int
-    closed: int | None
-
-    def add(
-        self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]
-    ) -> None: ...
-
-    def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
-        """The buckets the horizon completed since the last call, oldest first (removed)."""
-        ...
-
-    def clear(self) -> None: ...
-
-    def leave(self) -> None: ...
-
-    def merge(
-        self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
-    ) -> None:
-        """A whole bucket's sums of ``segment`` and the ``j``-th watched k, merged in (no check
-        of ``closed``: the caller's)."""
-        ...
-
-
 @runtime_checkable
 class FedBySums(Protocol):
     """A consumer whose per-list work is only per-query sums of NDCG@k per relevance source
@@ -157,7 +126,8 @@ class FedBySums(Protocol):
     stashes kept by the engine to read instead of its own (the native engine's core adds each
     list there itself, in the order its own ``add`` and ``add_judged`` calls would, and builds
     no :class:`ScoredList` when nobody else reads one: docs/native.md "Detector sums in the
-    core"). Once fed, its ``add``/``add_judged`` still add to those stashes."""
+    core"). Once fed, its ``add``/``add_judged`` still add to those stashes
+    (:class:`~streameval.detect.stash.SumsStash`)."""
 
     def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
         """Per relevance source summed (or :data:`LISTS`): (bucket_ms, the watched ks'
@@ -167,3 +137,6 @@ class FedBySums(Protocol):
     def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
         """Read and add to ``stashes`` (some of the summed sources) instead of its own."""
         ...
+
+
+__all__ = ["LISTS", "FedBySums", "SumsStash"]

@@ -13,15 +13,14 @@ never through these (their ``add`` and ``count_list`` refuse).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
-from streameval.detect.stash import BucketData
 from streameval.durations import format_duration
-from streameval.engine.consumers import LISTS, FedBySums, SumsStash
 from streameval.engine.coordinator import Coordinator
+from streameval.engine.native_sums import feed_sums
 from streameval.interleave import InterleavingStore
 from streameval.join import OpenList
 from streameval.score.lists import judged_only
@@ -34,7 +33,7 @@ from streameval.snapshot import (
     QueryClassCoverageRow,
     Snapshot,
 )
-from streameval.values import IMPLICIT, JUDGED, RELEVANCE_SOURCES, ScoredList, Segment
+from streameval.values import RELEVANCE_SOURCES, ScoredList
 from streameval.windows import Totals, WindowStore
 from streameval.windows.persisted import SourceBuckets, decode_bucket, encode_bucket
 from streameval.windows.spec import WindowSpec
@@ -132,63 +131,13 @@ class CoreBuckets(SourceBuckets):
         self._core.forget_unpersisted(source)
 
 
-class CoreStash:
-    """The open buckets of one relevance source's per-query sums kept by an ``EngineCore``
-    (:class:`~streameval.engine.consumers.SumsStash`, ``native/src/core_sums.rs``): what a
-    :class:`~streameval.engine.consumers.FedBySums` consumer reads instead of its own
-    :class:`~streameval.detect.stash.Stash` (docs/native.md "Detector sums in the core")."""
-
-    __slots__ = ("_core", "_relevance")
-
-    def __init__(self, core: Any, relevance: str) -> None:
-        self._core = core
-        self._relevance = relevance
-
-    @property
-    def ignored(self) -> int:
-        n: int = self._core.sums_ignored(self._relevance)
-        return n
-
-    @ignored.setter
-    def ignored(self, value: int) -> None:  # (only ever raised: ``Detectors.ingest``)
-        self._core.sums_add_ignored(self._relevance, value - self.ignored)
-
-    @property
-    def closed(self) -> int | None:
-        closed: int | None = self._core.sums_closed(self._relevance)
-        return closed
-
-    @closed.setter
-    def closed(self, value: int | None) -> None:
-        self._core.sums_set_closed(self._relevance, value)
-
-    def add(self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]) -> None:
-        self._core.sums_add(self._relevance, ts, list(segment), query_id, list(ndcg))
-
-    def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
-        taken: list[tuple[int, BucketData]] = self._core.sums_take(self._relevance, horizon_ms)
-        return taken
-
-    def clear(self) -> None:
-        self._core.sums_clear(self._relevance)
-
-    def leave(self) -> None:
-        """(No cached bucket to forget: every add looks its bucket up.)"""
-
-    def merge(
-        self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
-    ) -> None:
-        items = [(q, (float(c), float(s), float(ss))) for q, (c, s, ss) in per_query.items()]
-        self._core.sums_merge(self._relevance, bucket_ms, list(segment), j, items)
-
-
 class CoreFolds(Coordinator):
     """The native engine's part that folds the lists in its core (``_core``, an ``EngineCore``
     its ``_start_join`` made; ``_core_folds``: whether, from :meth:`_fold_in`)."""
 
     _core: Any
     _core_folds: bool
-    #: every consumer is fed by the core's sums (or there is none): ``_feed_sums``
+    #: every consumer is fed by the core's sums (or there is none): ``native_sums.feed_sums``
     _sums_fed: bool = False
 
     def __init__(self, settings: EvaluationSettings, **options: Any) -> None:
@@ -258,35 +207,8 @@ class CoreFolds(Coordinator):
             ks=list(settings.ks),
         )
         self._totals = CoreTotals(core)
-        self._sums_fed = self._feed_sums(core)
+        self._sums_fed = feed_sums(core, self._consumers)
         return True
-
-    def _feed_sums(self, core: Any) -> bool:
-        """The consumers' per-query sums kept in the core (docs/native.md "Detector sums in the
-        core"): each :class:`~.consumers.FedBySums` consumer's implicit and judged sums and its
-        lists counted (:data:`~.consumers.LISTS`) are the core's, unless another consumer took
-        that source first (another source, e.g. the debiased one, stays its own: the core never
-        folds with ``[propensity] enabled``). True when every consumer is then fed by the core
-        (or there is none): a condition of :meth:`_sums_inline`."""
-        every = True
-        taken: set[str] = set()
-        for consumer in self._consumers:
-            if not isinstance(consumer, FedBySums):
-                every = False
-                continue
-            summed = consumer.summed()
-            wanted = [r for r in summed if r in (IMPLICIT, JUDGED, LISTS)]
-            if taken.intersection(wanted):
-                every = False  # (one stash per source in the core)
-                continue
-            stashes: dict[str, SumsStash] = {}
-            for relevance in wanted:
-                bucket_ms, positions = summed[relevance]
-                if core.watch_sums(relevance, bucket_ms, list(positions)):
-                    stashes[relevance] = CoreStash(core, relevance)
-                    taken.add(relevance)
-            consumer.feed_from(stashes)
-        return every
 
     def _sums_inline(self) -> bool:
         """The one predicate of the core adding each list's NDCG to the detectors' sums itself,

@@ -28,8 +28,8 @@ from streameval.detect import Detectors
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.stash import Stash
 from streameval.engine.evaluator import Evaluator
-from streameval.engine.native_fold import CoreStash
 from streameval.engine.native_pipeline import NativePipeline
+from streameval.engine.native_sums import CoreStash
 from streameval.events.formats import Formats
 from streameval.values import IMPLICIT, JUDGED
 from tests.ci import require_native
