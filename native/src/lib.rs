@@ -11,6 +11,7 @@
 pub mod bounds;
 pub mod core_fold;
 pub mod core_scoring;
+pub mod core_sums;
 pub mod decode;
 pub mod event_time;
 pub mod join;

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use crate::join::batch::{self, Batch, Dues, Effect, Records};
+use crate::join::batch::{self, Batch, Dues, Effect, Inline, Records};
 use crate::join::core::Core;
 
 /// The records of one source being offered: `rows` of `(value: bytes | None, offset,
@@ -53,6 +53,12 @@ impl RecordBatch {
 
     fn __len__(&self) -> usize {
         self.batch.records.len()
+    }
+
+    /// The times the batch stopped for Python (`crate::join::batch::Batch::stops`).
+    #[getter]
+    fn stops(&self) -> u64 {
+        self.batch.stops
     }
 
     /// Every record run.
@@ -112,19 +118,22 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
 /// effects)`: the watermark that reached a due point (None: every record run), the due points
 /// as the records run left them, and the effects of those records (None: none).
 /// `evicted` is told the sequence number of every list the records evicted over the cap
-/// (the engine drops what it keeps of them) before the effects are handed out.
+/// (the engine drops what it keeps of them) before the effects are handed out. `inline`: the
+/// loop handles due points itself (`batch::run_inline`).
 pub(crate) fn offer_batch<'py>(
     py: Python<'py>,
     core: &mut Core,
     batch: &Bound<'py, RecordBatch>,
     due: Option<i64>,
     early_due: Option<i64>,
+    inline: Option<Inline<'_>>,
     evicted: &mut dyn FnMut(u64),
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut guard = batch.borrow_mut();
     let b = &mut guard.batch;
     let mut dues = Dues { due, early_due };
-    let stop = py.detach(|| batch::run(core, b, &mut dues));
+    let stop = py.detach(|| batch::run_inline(core, b, &mut dues, inline));
+    b.judgment_unapplied = false; // (handed to Python with the effects below)
     let effects = if b.effects.is_empty() {
         py.None().into_bound(py)
     } else {

@@ -12,6 +12,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
+use crate::core_sums::CoreSums;
 use crate::join::core::{Answer, Core, Format, Settings};
 use crate::join::grades::InteractionGrades;
 use crate::join::open_list::OpenList;
@@ -21,6 +22,7 @@ use crate::python_join::list_fields;
 use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
 use crate::python_windows::{scored_list, store_rows, totals_cumulative};
+use crate::query_sums::QuerySums;
 use crate::windows::persisted::{decode_bucket, encode_bucket};
 use crate::windows::spec::WindowSpec;
 
@@ -31,6 +33,11 @@ pub struct EngineCore {
     scored: Option<ScoredLists>,
     /// the lists folded here, once `set_fold` was called (docs/native.md "The fold in the core")
     fold: Option<CoreFold>,
+    /// the detectors' per-query sums summed here (docs/native.md "Detector sums in the core")
+    sums: CoreSums,
+    /// lists the batch loop finalized that need the Python back half: the next
+    /// `finalize_folded` hands them first (docs/native.md "A batch that stops per bucket")
+    held: Vec<OpenList>,
 }
 
 fn no_fold() -> PyErr {
@@ -98,6 +105,8 @@ impl EngineCore {
             core,
             scored: None,
             fold: None,
+            sums: CoreSums::default(),
+            held: Vec::new(),
         }
     }
 
@@ -183,6 +192,7 @@ impl EngineCore {
     /// judgment table).
     fn restart(&mut self) {
         self.core.restart();
+        self.held.clear(); // (handed to Python at the stop that held them: none left here)
         if let Some(scored) = &mut self.scored {
             scored.scoring().restart();
         }
@@ -348,17 +358,19 @@ impl EngineCore {
         watermark: Option<i64>,
         persisted: Option<HashMap<String, i64>>,
     ) -> PyResult<(bool, Bound<'py, PyList>)> {
-        let done = match watermark {
+        let mut done = std::mem::take(&mut self.held); // (due before: first, in order)
+        done.extend(match watermark {
             Some(w) => self.core.joiner.finalize(w),
             None => self.core.joiner.finalize_all(),
-        };
+        });
         let (Some(scored), Some(fold)) = (&mut self.scored, &mut self.fold) else {
             return Err(no_fold());
         };
         if ScoredLists::needs_python(&done, fold) {
             return Ok((false, scored.finalized(py, &self.core, &done)?));
         }
-        let rows = scored.folded(py, &self.core, &done, fold, persisted.as_ref())?;
+        let sums = Some(&mut self.sums);
+        let rows = scored.folded(py, &self.core, &done, fold, persisted.as_ref(), sums)?;
         Ok((true, rows))
     }
 
@@ -504,7 +516,8 @@ impl EngineCore {
     #[pyo3(signature = (cut = None))]
     fn passed<'py>(&mut self, py: Python<'py>, cut: Option<i64>) -> PyResult<Bound<'py, PyList>> {
         if let Some(scored) = &mut self.scored {
-            return scored.passed(py, &mut self.core, cut);
+            let sums = self.fold.is_some().then_some(&mut self.sums);
+            return scored.passed(py, &mut self.core, cut, sums);
         }
         let out = PyList::empty(py);
         for slot in self.core.joiner.passed(cut) {
@@ -575,22 +588,222 @@ impl EngineCore {
         self.core.joiner.closed_ids_dropped()
     }
 
+    // --- the detectors' sums (`crate::core_sums`, `CoreStash` in native_fold.py) ----------
+    /// Sum `relevance` ("implicit" or "judged") here, as a `Stash(bucket_ms, positions)`;
+    /// False when it cannot be summed here.
+    fn watch_sums(&mut self, relevance: &str, bucket_ms: i64, positions: Vec<usize>) -> bool {
+        bucket_ms > 0 && self.sums.watch(relevance, bucket_ms, positions)
+    }
+
+    /// Whether the core adds each list to the sums itself and builds no `ScoredList` when it
+    /// folds (`finalize_folded`, `passed` answer an empty list then).
+    fn set_sums_inline(&mut self, inline: bool) {
+        self.sums.inline = inline;
+    }
+
+    /// `Stash.add` of a list the Python back half handed on.
+    fn sums_add(
+        &mut self,
+        relevance: &str,
+        ts: i64,
+        segment: Vec<String>,
+        query_id: &str,
+        ndcg: Vec<Option<f64>>,
+    ) -> PyResult<()> {
+        let id = self.sums.segment_id(&segment);
+        self.sums_of(relevance)?.add(ts, id, query_id, &ndcg);
+        Ok(())
+    }
+
+    /// `Stash.take`: `[(bucket start, {segment: [{query_id: (count, sum, sum of squares)}, ...
+    /// per watched k]})]`, oldest first.
+    fn sums_take<'py>(
+        &mut self,
+        py: Python<'py>,
+        relevance: &str,
+        horizon_ms: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let taken = self.sums_of(relevance)?.take(horizon_ms);
+        let out = PyList::empty(py);
+        for (b, bucket) in taken {
+            let data = pyo3::types::PyDict::new(py);
+            for (segment, per_k) in bucket {
+                let ks = PyList::empty(py);
+                for per_query in per_k {
+                    let d = pyo3::types::PyDict::new(py);
+                    for (query_id, agg) in per_query {
+                        d.set_item(query_id, agg)?;
+                    }
+                    ks.append(d)?;
+                }
+                let labels = self.sums.segment(segment).iter().map(|s| &**s);
+                data.set_item(PyTuple::new(py, labels)?, ks)?;
+            }
+            out.append((b, data))?;
+        }
+        Ok(out)
+    }
+
+    /// `Stash.clear`.
+    fn sums_clear(&mut self, relevance: &str) -> PyResult<()> {
+        self.sums_of(relevance)?.clear();
+        Ok(())
+    }
+
+    /// `Stash.ignored`.
+    fn sums_ignored(&mut self, relevance: &str) -> PyResult<u64> {
+        Ok(self.sums_of(relevance)?.ignored())
+    }
+
+    /// `Stash.ignored += n`.
+    fn sums_add_ignored(&mut self, relevance: &str, n: u64) -> PyResult<()> {
+        self.sums_of(relevance)?.add_ignored(n);
+        Ok(())
+    }
+
+    /// `Stash.closed`.
+    fn sums_closed(&mut self, relevance: &str) -> PyResult<Option<i64>> {
+        Ok(self.sums_of(relevance)?.closed())
+    }
+
+    /// `Stash.closed = closed`.
+    fn sums_set_closed(&mut self, relevance: &str, closed: Option<i64>) -> PyResult<()> {
+        self.sums_of(relevance)?.set_closed(closed);
+        Ok(())
+    }
+
+    /// A bucket's sums of one segment and watched k (the `j`-th) merged into bucket `b`
+    /// (`Detectors.ingest`); counts are whole numbers.
+    fn sums_merge(
+        &mut self,
+        relevance: &str,
+        b: i64,
+        segment: Vec<String>,
+        j: usize,
+        per_query: Vec<(String, (f64, f64, f64))>,
+    ) -> PyResult<()> {
+        let id = self.sums.segment_id(&segment);
+        let sums = self.sums_of(relevance)?;
+        if j >= sums.watched() {
+            return Err(PyValueError::new_err(format!(
+                "sums_merge: no watched k {j}"
+            )));
+        }
+        let per_query: Vec<_> = per_query
+            .into_iter()
+            .map(|(q, (c, s, ss))| (q, (c as u64, s, ss)))
+            .collect();
+        sums.merge(b, id, j, &per_query);
+        Ok(())
+    }
+
     // --- the record path in batches (`crate::python_batch`) --------------------------------
     /// Run `batch` on, the GIL released, until Python has to act (`python_batch::offer_batch`).
-    #[pyo3(signature = (batch, due, early_due))]
+    /// `inline`: `(consumers_due, signals_due, stop_at_judgment)`, the loop finalizes and folds
+    /// at due points itself (`batch::run_inline`; needs the fold and the sums inline here),
+    /// `persisted` as `finalize_folded` takes it.
+    #[pyo3(signature = (batch, due, early_due, inline = None, persisted = None))]
     fn offer_batch<'py>(
         &mut self,
         py: Python<'py>,
         batch: &Bound<'py, crate::python_batch::RecordBatch>,
         due: Option<i64>,
         early_due: Option<i64>,
+        inline: Option<(i64, i64, bool)>,
+        persisted: Option<HashMap<String, i64>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let scored = &mut self.scored;
-        crate::python_batch::offer_batch(py, &mut self.core, batch, due, early_due, &mut |seq| {
-            if let Some(scored) = scored.as_mut() {
-                scored.scoring().forget(seq);
-            }
-        })
+        let (Some((consumers_due, signals_due, stop_at_judgment)), Some(scored), Some(fold)) =
+            (inline, self.scored.as_mut(), self.fold.as_mut())
+        else {
+            let scored = &mut self.scored;
+            return crate::python_batch::offer_batch(
+                py,
+                &mut self.core,
+                batch,
+                due,
+                early_due,
+                None,
+                &mut |seq| {
+                    if let Some(scored) = scored.as_mut() {
+                        scored.scoring().forget(seq);
+                    }
+                },
+            );
+        };
+        if !self.sums.inline {
+            return Err(PyValueError::new_err(
+                "offer_batch inline: the sums are not inline",
+            ));
+        }
+        let mut at = InlineDue {
+            scored,
+            fold,
+            sums: &mut self.sums,
+            held: &mut self.held,
+            persisted: persisted.as_ref(),
+        };
+        let inline = crate::join::batch::Inline {
+            at: &mut at,
+            consumers_due,
+            signals_due,
+            stop_at_judgment,
+        };
+        crate::python_batch::offer_batch(
+            py,
+            &mut self.core,
+            batch,
+            due,
+            early_due,
+            Some(inline),
+            &mut |_| {}, // (no Evicted effect inline: `InlineDue::evicted`)
+        )
+    }
+}
+
+/// The batch loop's finalization at due points (`crate::join::batch::AtDue`): the lists
+/// scored, folded and summed here, as `finalize_folded` with the sums inline.
+struct InlineDue<'a> {
+    scored: &'a mut ScoredLists,
+    fold: &'a mut CoreFold,
+    sums: &'a mut CoreSums,
+    held: &'a mut Vec<OpenList>,
+    persisted: Option<&'a HashMap<String, i64>>,
+}
+
+impl crate::join::batch::AtDue for InlineDue<'_> {
+    fn finalize(&mut self, core: &mut Core, watermark: i64) -> bool {
+        let done = core.joiner.finalize(watermark);
+        if ScoredLists::needs_python(&done, self.fold) {
+            self.held.extend(done);
+            return false;
+        }
+        let (fold, sums) = (&mut *self.fold, &mut *self.sums);
+        self.scored
+            .folded_inline(core, &done, fold, self.persisted, sums);
+        true
+    }
+
+    fn evicted(&mut self, seqs: &[u64]) {
+        for &seq in seqs {
+            self.scored.scoring().forget(seq);
+            self.fold.count_evicted();
+        }
+    }
+
+    fn evict(&mut self, horizon_ms: i64) {
+        self.fold.evict(horizon_ms);
+    }
+
+    fn next_eviction(&self) -> Option<i64> {
+        self.fold.store.next_eviction()
+    }
+}
+
+impl EngineCore {
+    fn sums_of(&mut self, relevance: &str) -> PyResult<&mut QuerySums> {
+        self.sums
+            .of(relevance)
+            .ok_or_else(|| PyValueError::new_err(format!("{relevance} is not summed here")))
     }
 }
 

@@ -11,6 +11,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
 use crate::core_scoring::CoreScoring;
+use crate::core_sums::CoreSums;
 use crate::join::core::Core;
 use crate::join::open_list::OpenList;
 use crate::judgments::{JudgmentStore, PythonSum};
@@ -249,6 +250,8 @@ impl ScoredLists {
     /// Each finalized list scored and folded here (`CoreFold::fold`): its early judged pass's
     /// flag and its `ScoredList`, as (handed, scored). `persisted`: per source, the bucket
     /// start before which the state topic holds its buckets (a list before it is not folded).
+    /// With `sums` inline (docs/native.md "Detector sums in the core"), no `ScoredList`: the
+    /// list's NDCG goes into the sums here, and the answer is empty.
     pub fn folded<'py>(
         &mut self,
         py: Python<'py>,
@@ -256,8 +259,13 @@ impl ScoredLists {
         lists: &[OpenList],
         fold: &mut CoreFold,
         persisted: Option<&HashMap<String, i64>>,
+        sums: Option<&mut CoreSums>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        if let Some(sums) = sums.filter(|s| s.inline) {
+            self.folded_inline(core, lists, fold, persisted, sums);
+            return Ok(out);
+        }
         for l in lists {
             let (implicit, judged) = self.scoring.finalize(l);
             let shapes = &self.shapes;
@@ -272,41 +280,72 @@ impl ScoredLists {
                 ],
             )?;
             let scored_py = shapes.of_list(py, core, l, sources)?;
-            let source = core.source(l.source);
-            let rust = scored::ScoredList {
-                request_id: String::new(),
-                query_id: l.query_id().to_owned(),
-                timestamp: l.timestamp,
-                labels: Vec::new(),
-                segment: core
-                    .segments
-                    .segment(l.segment)
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
-                sources: vec![
-                    self.named(scored::IMPLICIT, implicit, &self.no_interaction),
-                    self.named(scored::JUDGED, judged, &self.unjudged),
-                ],
-                clicked: l.clicked(),
-                first_click_rank: l.first_click_rank().map(i64::from),
-                interacted: l.interacted(),
-                interleaved: None,
-                source: source.to_owned(),
-            };
-            let folded = persisted
-                .and_then(|p| p.get(source))
-                .is_none_or(|&before| l.timestamp >= before);
-            fold.fold(
-                &self.scoring.judgments,
-                &rust,
-                &l.doc_ids(),
-                l.counted_before(),
-                folded,
-            );
+            self.fold_one(core, l, implicit, judged, fold, persisted);
             out.append((l.passed(), scored_py))?;
         }
         Ok(out)
+    }
+
+    /// Each finalized list scored and folded here, its NDCG into `sums` (no Python object:
+    /// the batch loop's finalization, `crate::join::batch::AtDue`; as `folded` with the sums
+    /// inline).
+    pub fn folded_inline(
+        &mut self,
+        core: &Core,
+        lists: &[OpenList],
+        fold: &mut CoreFold,
+        persisted: Option<&HashMap<String, i64>>,
+        sums: &mut CoreSums,
+    ) {
+        for l in lists {
+            let (implicit, judged) = self.scoring.finalize(l);
+            let rust = self.fold_one(core, l, implicit, judged, fold, persisted);
+            let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
+            let segment = core.segments.segment(l.segment);
+            let implicit = &rust.sources[0].ndcg;
+            sums.finalized(l.timestamp, segment, l.query_id(), implicit, judged);
+        }
+    }
+
+    /// One finalized list's fold (`CoreFold::fold`), its scores as the fold reads them.
+    fn fold_one(
+        &self,
+        core: &Core,
+        l: &OpenList,
+        implicit: Option<SourceScore>,
+        judged: Option<SourceScore>,
+        fold: &mut CoreFold,
+        persisted: Option<&HashMap<String, i64>>,
+    ) -> scored::ScoredList {
+        let source = core.source(l.source);
+        let segment = core.segments.segment(l.segment);
+        let rust = scored::ScoredList {
+            request_id: String::new(),
+            query_id: l.query_id().to_owned(),
+            timestamp: l.timestamp,
+            labels: Vec::new(),
+            segment: segment.iter().map(|s| s.to_string()).collect(),
+            sources: vec![
+                self.named(scored::IMPLICIT, implicit, &self.no_interaction),
+                self.named(scored::JUDGED, judged, &self.unjudged),
+            ],
+            clicked: l.clicked(),
+            first_click_rank: l.first_click_rank().map(i64::from),
+            interacted: l.interacted(),
+            interleaved: None,
+            source: source.to_owned(),
+        };
+        let folded = persisted
+            .and_then(|p| p.get(source))
+            .is_none_or(|&before| l.timestamp >= before);
+        fold.fold(
+            &self.scoring.judgments,
+            &rust,
+            &l.doc_ids(),
+            l.counted_before(),
+            folded,
+        );
+        rust
     }
 
     /// `s` as the fold reads it, named `relevance` (`None`: the shared source `shared`).
@@ -337,14 +376,27 @@ impl ScoredLists {
     }
 
     /// The early judged pass (`Joiner.passed`): each list's `ScoredList` with its judged source
-    /// only (`ListScorer.score_judged`), its score kept until the list is finalized.
+    /// only (`ListScorer.score_judged`), its score kept until the list is finalized. With `sums`
+    /// inline, no `ScoredList`: the judged NDCG goes into the sums (`Detectors.add_judged`) and
+    /// the answer is empty.
     pub fn passed<'py>(
         &mut self,
         py: Python<'py>,
         core: &mut Core,
         cut: Option<i64>,
+        sums: Option<&mut CoreSums>,
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
+        if let Some(sums) = sums.filter(|s| s.inline) {
+            for slot in core.joiner.passed(cut) {
+                let l = core.joiner.list(slot);
+                let judged = self.scoring.early(l);
+                let ndcg = judged.as_ref().map_or(&self.unjudged.ndcg, |s| &s.ndcg);
+                let segment = core.segments.segment(l.segment);
+                sums.passed(l.timestamp, segment, l.query_id(), ndcg);
+            }
+            return Ok(out);
+        }
         for slot in core.joiner.passed(cut) {
             let l = core.joiner.list(slot);
             let judged = self.scoring.early(l);

@@ -112,6 +112,46 @@ impl QuerySums {
     pub fn clear(&mut self) {
         self.pending.clear();
     }
+
+    /// `Stash.closed = closed` (the detectors' state loaded, `Detectors.load`).
+    pub fn set_closed(&mut self, closed: Option<i64>) {
+        self.closed = closed;
+    }
+
+    /// `Stash.ignored += n` (a bucket handed whole for a closed bucket, `Detectors.ingest`).
+    pub fn add_ignored(&mut self, n: u64) {
+        self.ignored += n;
+    }
+
+    /// The number of watched cutoffs.
+    pub fn watched(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// A whole bucket's sums of one segment and watched cutoff (the `j`-th) merged into bucket
+    /// `b` (`Detectors.ingest`: `merge((per_k[j], per_query))`: the queries already there keep
+    /// their place and add, the others follow in the order given). No check of `closed`: the
+    /// caller's (as `Detectors.ingest`).
+    pub fn merge(&mut self, b: i64, segment: u32, j: usize, per_query: &[(String, Agg)]) {
+        let n = self.positions.len();
+        let per_k = self
+            .pending
+            .entry(b)
+            .or_default()
+            .entry(segment)
+            .or_insert_with(|| vec![PerQuery::new(); n]);
+        let Some(into) = per_k.get_mut(j) else {
+            return; // (a cutoff not watched: the caller skips it)
+        };
+        for (query_id, (c, s, ss)) in per_query {
+            match into.get_mut(query_id) {
+                None => {
+                    into.insert(query_id.clone(), (*c, *s, *ss));
+                }
+                Some(agg) => *agg = (agg.0 + c, agg.1 + s, agg.2 + ss),
+            }
+        }
+    }
 }
 
 /// One list's NDCG@k into its query's sums, as `stash._fold` does.
@@ -209,6 +249,36 @@ mod tests {
         assert!(bucket.keys().copied().eq([3, 1, 2]));
         assert!(bucket[&3][0].keys().map(String::as_str).eq(["z", "b"]));
         assert_eq!(bucket[&3][0]["z"].0, 2);
+    }
+
+    #[test]
+    fn merge_adds_to_the_queries_there_and_appends_the_others() {
+        let mut q = QuerySums::new(B, vec![0, 1]);
+        q.add(1, 4, "a", &[Some(0.5), None]);
+        q.merge(
+            0,
+            4,
+            0,
+            &[
+                ("b".to_owned(), (2, 1.0, 0.5)),
+                ("a".to_owned(), (1, 0.25, 0.0625)),
+            ],
+        );
+        // "a" stays first, its sums added (0.5 + 0.25; 0.25 + 0.0625); "b" follows
+        assert_eq!(
+            sums(&q, 0, 4, 0),
+            vec![
+                ("a".to_owned(), (2, 0.75, 0.3125)),
+                ("b".to_owned(), (2, 1.0, 0.5))
+            ]
+        );
+        // a new bucket and segment open with every watched k
+        q.merge(B, 9, 1, &[("c".to_owned(), (1, 1.0, 1.0))]);
+        assert!(q.pending[&B][&9][0].is_empty());
+        assert_eq!(sums(&q, B, 9, 1), vec![("c".to_owned(), (1, 1.0, 1.0))]);
+        q.set_closed(Some(2 * B));
+        q.add_ignored(3);
+        assert_eq!((q.closed(), q.ignored()), (Some(2 * B), 3));
     }
 
     #[test]

@@ -46,7 +46,7 @@ from streameval.detect.series import (
     load_state,
 )
 from streameval.detect.spec import VS_BASELINE, VS_CONTROL, DetectionSpec
-from streameval.detect.stash import ZERO, BucketData, PerQuery, Stash, merge
+from streameval.detect.stash import ZERO, BucketData, FedStashes, PerQuery, Stash, SumsStash, merge
 from streameval.detect.state import QueryReferences
 from streameval.snapshot import DetectionRow
 from streameval.values import (
@@ -62,21 +62,22 @@ from streameval.values import (
 _CONTROL: Segment = ("\x00control",)
 
 
-class Detectors:
+class Detectors(FedStashes):
     """Every configured detector series over the stream of finalized lists (single instance)."""
 
     def __init__(self, spec: DetectionSpec) -> None:
         self.spec = spec
         self._ks = tuple(k for k, _ in spec.k_index)
-        positions = tuple(i for _, i in spec.k_index)
+        self._positions = positions = tuple(i for _, i in spec.k_index)
         self._h = spec.threshold
         self._cap = spec.cap
         self._vs_control = VS_CONTROL in spec.detectors
         self._vs_baseline = VS_BASELINE in spec.detectors
-        self._stash = {r: Stash(spec.bucket_ms, positions) for r in spec.relevance}
-        self._implicit = self._stash.get(IMPLICIT)
-        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
-        self._judged = self._stash.get(JUDGED)
+        self._stash: dict[str, SumsStash] = {
+            r: Stash(spec.bucket_ms, positions) for r in spec.relevance
+        }
+        self._bucket_ms = spec.bucket_ms
+        self._fed()
         #: JudgedEarlyConsumer: judged scores are wanted early only when judged is watched
         self.takes_judged = self._judged is not None
         self._tracks: dict[tuple[Segment, str, int], Track] = {}
@@ -90,6 +91,12 @@ class Detectors:
         return sum(stash.ignored for stash in self._stash.values())
 
     # --- the consumer protocols ---------------------------------------------------------------
+
+    def _fed(self) -> None:
+        """(:class:`~streameval.detect.stash.FedStashes`) each source's stash at hand."""
+        self._implicit = self._stash.get(IMPLICIT)
+        self._debiased = self._stash.get(IMPLICIT_DEBIASED)
+        self._judged = self._stash.get(JUDGED)
 
     def add(self, scored: ScoredList) -> None:
         """A finalized list: its implicit score (its judged one came early, :meth:`add_judged`)."""
@@ -149,16 +156,9 @@ class Detectors:
         if stash.closed is not None and bucket_ms < stash.closed:
             stash.ignored += sum(int(a[0]) for pq in data.values() for a in pq.values())
             return
-        into = stash.pending.setdefault(bucket_ms, {})
         for (segment, k), per_query in data.items():
-            if k not in self._ks:
-                continue  # written by an instance that watched another k
-            j = self._ks.index(k)
-            per_k = into.get(segment)
-            if per_k is None:
-                per_k = into[segment] = [{} for _ in self._ks]
-            per_k[j] = merge((per_k[j], per_query))
-        stash.leave()
+            if k in self._ks:  # (else written by an instance that watched another k)
+                stash.merge(bucket_ms, segment, self._ks.index(k), per_query)
 
     # --- the state as a value (group-wide detection's snapshots) -------------------------------
 

@@ -4,6 +4,7 @@ the sufficient statistics of NDCG@k per query, until the bucket completes."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from streameval.values import Segment
 from streameval.windows.spec import pop_before
@@ -17,6 +18,61 @@ PerQuery = dict[str, Agg]
 BucketData = dict[Segment, list[PerQuery]]
 #: no lists: a zero count, sum and sum of squares
 ZERO = (0.0, 0.0, 0.0)
+
+
+class SumsStash(Protocol):
+    """The open buckets of one relevance source's per-query sums, as :class:`Stash` keeps
+    them: per bucket, segment and watched k, per query (count, sum, sum of squares) of NDCG@k.
+    The native engine's core keeps one of its own (:class:`streameval.engine.native_sums.
+    CoreStash`), which a :class:`~streameval.engine.consumers.FedBySums` consumer reads."""
+
+    ignored: int
+    closed: int | None
+
+    def add(
+        self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]
+    ) -> None: ...
+
+    def take(self, horizon_ms: int) -> list[tuple[int, BucketData]]:
+        """The buckets the horizon completed since the last call, oldest first (removed)."""
+        ...
+
+    def clear(self) -> None: ...
+
+    def leave(self) -> None: ...
+
+    def merge(
+        self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
+    ) -> None:
+        """A whole bucket's sums of ``segment`` and the ``j``-th watched k, merged in (no check
+        of ``closed``: the caller's)."""
+        ...
+
+
+class FedStashes:
+    """The :class:`~streameval.engine.consumers.FedBySums` part of a consumer whose per-list
+    state is a :class:`SumsStash` per source (``_stash``, buckets of ``_bucket_ms``, watched
+    ks at ``_positions``): the engine may hand it stashes of its own to read instead."""
+
+    _stash: dict[str, SumsStash]
+    _bucket_ms: int
+    _positions: tuple[int, ...]
+
+    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """Every source it keeps a stash of: (bucket_ms, the watched ks' positions)."""
+        return dict.fromkeys(self._stash, (self._bucket_ms, self._positions))
+
+    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
+        """Read ``stashes`` from now on: what the replaced stashes had closed and ignored
+        carries over (they hold no open bucket then)."""
+        for relevance, stash in stashes.items():
+            old = self._stash[relevance]
+            stash.closed, stash.ignored = old.closed, old.ignored
+            self._stash[relevance] = stash
+        self._fed()
+
+    def _fed(self) -> None:
+        """The stashes changed (at hand again where the consumer keeps them so)."""
 
 
 class Stash:
@@ -110,6 +166,18 @@ class Stash:
 
     def clear(self) -> None:
         self.pending.clear()
+        self.leave()
+
+    def merge(
+        self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
+    ) -> None:
+        """A whole bucket's sums of ``segment`` and the ``j``-th watched k merged into bucket
+        ``bucket_ms`` (``Detectors.ingest``; no check of ``closed``: the caller's)."""
+        into = self.pending.setdefault(bucket_ms, {})
+        per_k = into.get(segment)
+        if per_k is None:
+            per_k = into[segment] = [{} for _ in self.positions]
+        per_k[j] = merge((per_k[j], per_query))
         self.leave()
 
 

@@ -7,7 +7,8 @@ in the order it finalizes them, and tells each when the evaluation horizon moves
 a consumer may have is declared here: :class:`ListConsumer` (all of them), and the kinds the
 engine tells apart once, when it is built: :class:`WindowedConsumer` (window state beside the
 windows, e.g. interleaving), :class:`JudgedEarlyConsumer` (judged scores early, e.g. the
-detectors) with its two capabilities :class:`DeclinesJudged` and :class:`HoldsJudgedFloor`.
+detectors) with its two capabilities :class:`DeclinesJudged` and :class:`HoldsJudgedFloor`, and
+:class:`FedBySums` (a consumer whose per-list work is per-query sums the engine may keep for it).
 
 A consumer must give the same result whatever the moments at which :meth:`advance` is called:
 the daemon calls it when its polls happen to land, replay when its lines do. The way to be so is
@@ -18,8 +19,10 @@ each complete bucket once, in order, and never act on an incomplete one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
+from streameval.detect.stash import SumsStash
 from streameval.snapshot import Snapshot
 from streameval.values import ScoredList
 from streameval.windows.store import Bucket
@@ -107,3 +110,33 @@ class WindowedConsumer(ListConsumer, Protocol):
     def into_snapshot(self, snapshot: Snapshot, horizon_ms: int | None) -> Snapshot:
         """``snapshot`` with this consumer's rows as of ``horizon_ms``."""
         ...
+
+
+#: what a :class:`FedBySums` consumer sums beside relevance sources: every finalized list
+#: counted per bucket and segment (one value, 0.0, per list under the query ``""``: its count
+#: is the lists'), e.g. the sample-ratio counter
+LISTS = "lists"
+
+
+@runtime_checkable
+class FedBySums(Protocol):
+    """A consumer whose per-list work is only per-query sums of NDCG@k per relevance source
+    (the regression detectors): :meth:`summed` says which sources, their bucket and the
+    positions of the watched ks in a ``SourceScore``'s tuples; :meth:`feed_from` hands it
+    stashes kept by the engine to read instead of its own (the native engine's core adds each
+    list there itself, in the order its own ``add`` and ``add_judged`` calls would, and builds
+    no :class:`ScoredList` when nobody else reads one: docs/native.md "Detector sums in the
+    core"). Once fed, its ``add``/``add_judged`` still add to those stashes
+    (:class:`~streameval.detect.stash.SumsStash`)."""
+
+    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """Per relevance source summed (or :data:`LISTS`): (bucket_ms, the watched ks'
+        positions)."""
+        ...
+
+    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
+        """Read and add to ``stashes`` (some of the summed sources) instead of its own."""
+        ...
+
+
+__all__ = ["LISTS", "FedBySums", "SumsStash"]

@@ -53,6 +53,11 @@ class JudgedEarly:
             self._floor[source] = floor
             self._floor_max = max(self._floor_max, floor)
 
+    @property
+    def has_floors(self) -> bool:
+        """Some restored source has a floor (:meth:`note_floor`)."""
+        return bool(self._floor)
+
     def below_floor(self, lst: OpenList) -> bool:
         floor = self._floor.get(lst.source) if self._floor else None
         return floor is not None and lst.timestamp < floor

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 _INVALID, _JUDGMENT, _SECONDS, _NOTE, _EVICTED, _TOUCH = range(6)
 #: an intake counter's key by the kind of a touch effect
 _KINDS = ("impression", "click")
+#: Python's -infinity and infinity as the core's due points take them
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 class NativeBatches(Coordinator):
@@ -45,6 +47,8 @@ class NativeBatches(Coordinator):
         def _invalid(
             self, raw: bytes, invalid: Invalid, source: str, offset: int, count: bool
         ) -> Offered: ...
+
+        def _sums_inline(self) -> bool: ...
 
     def offer_batch(self, rows: Iterable[Row], source: str) -> None:
         """As :meth:`.coordinator.Coordinator.offer_batch` (``offer`` per row), the records
@@ -79,14 +83,52 @@ class NativeBatches(Coordinator):
         finally:  # (also when a callback raised: the records the core ran are counted)
             self._end_batch(batch, source)
 
+    #: the core applies judgment records itself (wt-judgments' ``judgments_in_core``): a
+    #: batch that finalizes inline need not stop after each judgment record
+    judgments_in_core = False
+    #: the times a batch stopped for Python, since start (docs/native.md "A batch that stops
+    #: per bucket")
+    batch_stops = 0
+
+    def _batch_inline(self) -> bool:
+        """Whether the batch loop finalizes and folds at due points itself (the one place that
+        decides): the sums inline (:meth:`.native_fold.CoreFolds._sums_inline`: the fold in the
+        core, every consumer fed by its sums, no ``on_scored``, no judged floor) and no source
+        beside the relevance sources (judge families: the Python back half)."""
+        return self._sums_inline() and not self._signals.extra_sources
+
+    def _inline_args(self) -> dict[str, Any]:
+        """``EngineCore.offer_batch``'s ``inline`` and ``persisted``: where the loop must stop
+        for Python (the consumers' next bucket, the judge tracker's eviction in Python, a due
+        point after a judgment record unless the core applies them)."""
+        consumers_due = self._consumers_due
+        signals_due = self._signals.judges.evict_due
+        return {
+            "inline": (
+                _I64_MIN if consumers_due == -math.inf else int(consumers_due),
+                _I64_MAX if signals_due == math.inf else int(signals_due),
+                not self.judgments_in_core,
+            ),
+            "persisted": self._persisted_before or None,
+        }
+
     def _run_batch(self, batch: Any, rows: list[Row], source: str) -> None:
         """The core runs the batch; at each stop, its effects, then the early pass and
-        :meth:`_advance` as ``offer`` runs them."""
+        :meth:`_advance` as ``offer`` runs them. With :meth:`_batch_inline`, the core finalizes
+        and folds at due points itself and stops only where Python acts: the horizon entering
+        a bucket (the consumers), the early judged pass (once per bucket), lists that need the
+        Python back half, and a due point after a judgment record (unless
+        ``judgments_in_core``: Python applies it before lists are scored)."""
         run, inf = self._core.offer_batch, math.inf
+        inline = self._batch_inline()
         while True:
             at, early_at = self._due, self._early_due  # (ints, or infinity: never)
+            options = self._inline_args() if inline else {}
             watermark, due, early_due, effects = run(
-                batch, None if at == inf else int(at), None if early_at == inf else int(early_at)
+                batch,
+                None if at == inf else int(at),
+                None if early_at == inf else int(early_at),
+                **options,
             )
             self._due = inf if due is None else due
             self._early_due = inf if early_due is None else early_due
@@ -94,6 +136,9 @@ class NativeBatches(Coordinator):
                 self._effects(effects, rows, source)
             if watermark is None:
                 return
+            self.batch_stops += 1
+            if inline and not self._batch_inline():  # (a judgment made two families)
+                inline = False
             if watermark >= self._early_due:
                 self._early_due = self._judged.pass_judged(self._joiner, watermark)
             if watermark >= self._due:

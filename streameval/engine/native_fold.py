@@ -20,6 +20,7 @@ from typing import Any
 from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
 from streameval.durations import format_duration
 from streameval.engine.coordinator import Coordinator
+from streameval.engine.native_sums import feed_sums
 from streameval.interleave import InterleavingStore
 from streameval.join import OpenList
 from streameval.score.lists import judged_only
@@ -136,6 +137,8 @@ class CoreFolds(Coordinator):
 
     _core: Any
     _core_folds: bool
+    #: every consumer is fed by the core's sums (or there is none): ``native_sums.feed_sums``
+    _sums_fed: bool = False
 
     def __init__(self, settings: EvaluationSettings, **options: Any) -> None:
         self._judges_settings: JudgesSettings | None = options.get("judges")
@@ -177,6 +180,7 @@ class CoreFolds(Coordinator):
             self._windows = CoreWindows(self._core)
             if self._recovery.unpersisted is not None:
                 self._recovery.unpersisted = CoreBuckets(self._core)
+        self._sync_sums()
 
     def _fold_in(self, core: Any) -> bool:
         """Fold the lists in the core (docs/native.md "The fold in the core"), unless a
@@ -203,7 +207,37 @@ class CoreFolds(Coordinator):
             ks=list(settings.ks),
         )
         self._totals = CoreTotals(core)
+        self._sums_fed = feed_sums(core, self._consumers)
         return True
+
+    def _sums_inline(self) -> bool:
+        """The one predicate of the core adding each list's NDCG to the detectors' sums itself,
+        with no ``ScoredList`` built for Python: the fold in the core, every consumer fed by
+        the core's sums (or none), no ``on_scored``, no judged floor of a restored source
+        (``JudgedEarly.below_floor``: those lists are not handed to the early consumers). A
+        batch that needs the Python back half (teams, two judge families) still gets its
+        lists: ``EngineCore.finalize_folded``."""
+        return (
+            self._core_folds
+            and self._sums_fed
+            and self._on_scored is None
+            and not self._judged.has_floors
+        )
+
+    def _sync_sums(self) -> None:
+        """Tell the core :meth:`_sums_inline` (at each new stream and each restored source)."""
+        if self._core_folds:
+            self._core.set_sums_inline(self._sums_inline())
+
+    def restore_source(
+        self,
+        source: str,
+        horizon_ms: int | None,
+        next_offset: int,
+        persisted_before: int | None = None,
+    ) -> None:
+        super().restore_source(source, horizon_ms, next_offset, persisted_before)
+        self._sync_sums()
 
     def snapshot(self, *, consumer_lag: dict[tuple[str, int], int] | None = None) -> Snapshot:
         """As :meth:`.checkpoints.Checkpoints.snapshot`; with the fold in the core, the judge

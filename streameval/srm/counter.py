@@ -11,13 +11,21 @@ event-time order, and feeds it to the test: the test depends on the events only,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from streameval.snapshot import Snapshot
 from streameval.srm.arms import ArmOf
 from streameval.srm.partitioned import SrmStash
 from streameval.srm.sequential import SrmTest
 from streameval.values import ScoredList
+
+if TYPE_CHECKING:
+    from streameval.engine.consumers import SumsStash
+
+#: :data:`streameval.engine.consumers.LISTS` (not imported: the engine imports this package)
+_LISTS = "lists"
 
 
 class SrmCounter:
@@ -30,18 +38,45 @@ class SrmCounter:
         self.test = test
         self._arm_of = arm_of
         self._stash = SrmStash(bucket_ms)
+        #: the lists counted per bucket and segment by the engine (``feed_from``), else None
+        self._lists: SumsStash | None = None
 
     @property
     def ignored(self) -> int:
         """Lists handed again for a bucket already closed (a re-read): not counted twice."""
-        return self._stash.ignored
+        return self._stash.ignored if self._lists is None else self._lists.ignored
 
     def add(self, scored: ScoredList) -> None:
+        if self._lists is not None:
+            self._lists.add(scored.timestamp, scored.segment, "", (0.0,))
+            return
         self._stash.add(scored.timestamp, self._arm_of(scored.segment))
 
     def advance(self, horizon_ms: int) -> None:
+        if self._lists is not None:
+            arm_of = self._arm_of
+            for b, data in self._lists.take(horizon_ms):
+                # segments in the order their first list came: so do the arms
+                counts: dict[str, int] = {}
+                for segment, per_k in data.items():
+                    arm = arm_of(segment)
+                    counts[arm] = counts.get(arm, 0) + int(per_k[0][""][0])
+                self.test.close(b, counts)
+            return
         for b, counts in self._stash.take(horizon_ms):
             self.test.close(b, counts)
+
+    # --- FedBySums (streameval.engine.consumers): the lists counted by the engine ---------
+
+    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]:
+        """The lists per bucket and segment (one value per list: its count is the lists')."""
+        return {_LISTS: (self._stash.bucket_ms, (0,))}
+
+    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
+        lists = stashes.get(_LISTS)
+        if lists is not None:
+            lists.closed, lists.ignored = self._stash.closed, self._stash.ignored
+            self._lists = lists
 
     def add_judged(self, scored: ScoredList) -> None:  # (declined: never called)
         return
@@ -52,6 +87,8 @@ class SrmCounter:
     def reset(self) -> None:
         """The stream is re-read from the last commit: open buckets are handed again."""
         self._stash.clear()
+        if self._lists is not None:
+            self._lists.clear()
 
     def into_snapshot(self, snapshot: Snapshot) -> Snapshot:
         return replace(snapshot, srm=self.test.row())

@@ -121,7 +121,40 @@ pub struct Batch {
     pub effects: Vec<Effect>,
     /// the offset after the last record with an offset (`_next_offset`)
     pub next_offset: Option<i64>,
+    /// the times the loop stopped for Python (a due point it did not handle itself, a
+    /// judgment while it finalizes inline)
+    pub stops: u64,
+    /// a judgment record ran since the effects were last handed to Python
+    pub judgment_unapplied: bool,
     touched: u8,
+}
+
+/// What the loop does itself at a due point when the engine declares it can (docs/native.md
+/// "A batch that stops per bucket"): `Coordinator._advance`'s per-list work, on the state the
+/// engine keeps beside the join (scoring, the fold, the consumers' sums).
+pub trait AtDue {
+    /// Finalize and fold every list due at `watermark`; false when they need the Python back
+    /// half (held for it: the loop stops, and Python's `_advance` takes them first).
+    fn finalize(&mut self, core: &mut Core, watermark: i64) -> bool;
+    /// Lists evicted over the cap: counted `evicted`, their kept early scores dropped.
+    fn evicted(&mut self, seqs: &[u64]);
+    /// The horizon moved: the window buckets no window covers go (`WindowStore.evict`).
+    fn evict(&mut self, horizon_ms: i64);
+    /// `WindowStore.next_eviction`.
+    fn next_eviction(&self) -> Option<i64>;
+}
+
+/// The loop's part of `_advance` and where it must stop instead: `consumers_due` (the
+/// horizon at which the consumers are next told it, `Coordinator._consumers_due`; `i64::MIN`:
+/// at the first due point) and `signals_due` (the judge tracker's eviction in Python,
+/// `ListSignals.advance`; `i64::MAX`: never). `stop_at_judgment`: a due point after a
+/// judgment record not applied yet stops (Python applies it before any list is scored; off
+/// once the core applies judgments itself).
+pub struct Inline<'a> {
+    pub at: &'a mut (dyn AtDue + Send),
+    pub consumers_due: i64,
+    pub signals_due: i64,
+    pub stop_at_judgment: bool,
 }
 
 /// `Coordinator._due` and `_early_due` (None: never, Python's infinity).
@@ -149,6 +182,8 @@ impl Batch {
             intake: IntakeDelta::default(),
             effects: Vec::new(),
             next_offset: None,
+            stops: 0,
+            judgment_unapplied: false,
             touched: 0,
         }
     }
@@ -202,6 +237,32 @@ impl Batch {
 /// until one leaves a watermark at or past a due point: Some(that watermark), the record
 /// run (Python acts, then calls again); None: every record run.
 pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
+    run_inline(core, batch, dues, None)
+}
+
+/// [`run`], and with `inline` the due points of finalization handled here (`_advance`'s work:
+/// finalize and fold, expire waiting clicks, evict the windows, the next due point) unless
+/// the horizon enters a bucket (the consumers act: Python), the early judged pass is due
+/// (Python, once per bucket), or the lists need the Python back half.
+pub fn run_inline(
+    core: &mut Core,
+    batch: &mut Batch,
+    dues: &mut Dues,
+    mut inline: Option<Inline<'_>>,
+) -> Option<i64> {
+    let stop = run_records(core, batch, dues, &mut inline);
+    if stop.is_some() {
+        batch.stops += 1;
+    }
+    stop
+}
+
+fn run_records(
+    core: &mut Core,
+    batch: &mut Batch,
+    dues: &mut Dues,
+    inline: &mut Option<Inline<'_>>,
+) -> Option<i64> {
     let attribution = core.settings().attribution_ms;
     let bucket = core.settings().bucket_ms;
     while batch.next < batch.records.len() {
@@ -233,6 +294,7 @@ pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
             }
             Answer::Judgment => {
                 batch.effects.push(Effect::Judgment { index: i, counted });
+                batch.judgment_unapplied = true;
                 continue;
             }
             Answer::Impression(o) => (o, IMPRESSION),
@@ -257,7 +319,8 @@ pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
             }
             batch.count(outcome, IMPRESSION, counted, true);
             if outcome == Outcome::Accepted {
-                opened(core, batch, dues, ts, attribution, bucket);
+                let at = inline.as_mut().map(|i| &mut *i.at as &mut dyn AtDue);
+                opened(core, batch, dues, ts, attribution, bucket, at);
             }
         } else {
             batch.count(outcome, CLICK, counted, true);
@@ -266,16 +329,69 @@ pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
             }
         }
         if let Some(wm) = step.watermark {
-            if !below(wm, dues.early_due) || !below(wm, dues.due) {
+            if !below(wm, dues.early_due) {
                 return Some(wm);
+            }
+            if !below(wm, dues.due) {
+                let handled = match inline.as_mut() {
+                    Some(inline) => advance(core, batch, dues, inline, wm, attribution),
+                    None => false,
+                };
+                if !handled {
+                    return Some(wm);
+                }
             }
         }
     }
     None
 }
 
-/// `Coordinator._opened`: the list's due points, and the lists over the cap evicted.
-fn opened(core: &mut Core, batch: &mut Batch, dues: &mut Dues, ts: i64, attr: i64, bucket: i64) {
+/// `Coordinator._advance(watermark)` here (the early judged pass is not due); false when
+/// Python must act: the lists need its back half, or the horizon reaches `consumers_due` or
+/// `signals_due` (finalization and expiry done here are not repeated by Python's
+/// `_advance`: nothing is due again at the same watermark).
+fn advance(
+    core: &mut Core,
+    batch: &mut Batch,
+    dues: &mut Dues,
+    inline: &mut Inline<'_>,
+    watermark: i64,
+    attribution: i64,
+) -> bool {
+    if inline.stop_at_judgment && batch.judgment_unapplied {
+        return false; // (Python applies it first: the lists are scored against it)
+    }
+    if !inline.at.finalize(core, watermark) {
+        return false;
+    }
+    let expired = core.joiner.expire_pending(Some(watermark));
+    // `IntakeCounters.unmatched_from_pending`
+    batch.intake.pending -= expired as i64;
+    batch.intake.unmatched += expired;
+    let horizon = watermark - attribution;
+    if horizon >= inline.consumers_due || horizon >= inline.signals_due {
+        return false;
+    }
+    inline.at.evict(horizon);
+    let drop = inline.at.next_eviction().map(|d| d + attribution);
+    dues.due = match (core.joiner.next_due(), drop) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    true
+}
+
+/// `Coordinator._opened`: the list's due points, and the lists over the cap evicted (counted
+/// by `at` when the loop finalizes inline, else an effect for Python).
+fn opened(
+    core: &mut Core,
+    batch: &mut Batch,
+    dues: &mut Dues,
+    ts: i64,
+    attr: i64,
+    bucket: i64,
+    at: Option<&mut dyn AtDue>,
+) {
     if below(ts + attr, dues.due) {
         dues.due = Some(ts + attr);
     }
@@ -287,12 +403,18 @@ fn opened(core: &mut Core, batch: &mut Batch, dues: &mut Dues, ts: i64, attr: i6
     }
     let evicted = core.joiner.evict_over_cap();
     if !evicted.is_empty() {
-        batch
-            .effects
-            .push(Effect::Evicted(evicted.iter().map(|l| l.seq).collect()));
+        let seqs: Vec<u64> = evicted.iter().map(|l| l.seq).collect();
+        match at {
+            Some(at) => at.evicted(&seqs),
+            None => batch.effects.push(Effect::Evicted(seqs)),
+        }
     }
 }
 
 #[cfg(test)]
 #[path = "batch_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "batch_inline_tests.rs"]
+mod inline_tests;

@@ -4,11 +4,11 @@ use super::*;
 use crate::join::core::Settings;
 use crate::join::grades::InteractionGrades;
 
-fn core(max_open: usize) -> Core {
+pub(super) fn core(max_open: usize) -> Core {
     core_with(max_open, 100)
 }
 
-fn core_with(max_open: usize, attribution_ms: i64) -> Core {
+pub(super) fn core_with(max_open: usize, attribution_ms: i64) -> Core {
     Core::new(Settings {
         attribution_ms,
         allowed_lateness_ms: 10,
@@ -27,7 +27,7 @@ fn core_with(max_open: usize, attribution_ms: i64) -> Core {
     })
 }
 
-fn imp(rid: &str, ts: i64) -> String {
+pub(super) fn imp(rid: &str, ts: i64) -> String {
     format!(
         r#"{{"type":"impression","request_id":"{rid}","timestamp":{ts},"query_id":"q","results":["a","b"]}}"#
     )
@@ -37,10 +37,11 @@ fn clk(rid: &str, ts: i64) -> String {
     format!(r#"{{"type":"click","request_id":"{rid}","timestamp":{ts},"doc_id":"b"}}"#)
 }
 
-const JUDGMENT: &str = r#"{"type":"judgment","query_id":"q","doc_id":"a","grade":1,"timestamp":9}"#;
+pub(super) const JUDGMENT: &str =
+    r#"{"type":"judgment","query_id":"q","doc_id":"a","grade":1,"timestamp":9}"#;
 
 /// A batch of `records` (offsets from `first`, no record timestamp).
-fn batch(records: &[String], first: i64) -> Batch {
+pub(super) fn batch(records: &[String], first: i64) -> Batch {
     let mut r = Records::with_capacity(records.len(), 0);
     for (i, raw) in records.iter().enumerate() {
         r.push(raw.as_bytes(), first + i as i64, -1);
