@@ -13,19 +13,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from streameval.snapshot import Snapshot
 from streameval.srm.arms import ArmOf
 from streameval.srm.partitioned import SrmStash
 from streameval.srm.sequential import SrmTest
-from streameval.values import ScoredList
+from streameval.values import ScoredList, Segment
 
-if TYPE_CHECKING:
-    from streameval.engine.consumers import SumsStash
+#: per bucket: segment -> per watched k -> per query (count, sum, sum of squares)
+_Counted = dict[Segment, list[dict[str, tuple[float, float, float]]]]
 
 #: :data:`streameval.engine.consumers.LISTS` (not imported: the engine imports this package)
 _LISTS = "lists"
+
+
+class ListCounts(Protocol):
+    """What the counter reads of the lists the engine counts per bucket and segment: the part
+    of :class:`streameval.detect.stash.SumsStash` it uses (structural: neither the detectors
+    nor the engine are imported here, the layers keep srm beside them)."""
+
+    ignored: int
+    closed: int | None
+
+    def add(
+        self, ts: int, segment: Segment, query_id: str, ndcg: tuple[float | None, ...]
+    ) -> None: ...
+
+    def take(self, horizon_ms: int) -> list[tuple[int, _Counted]]: ...
+
+    def clear(self) -> None: ...
 
 
 class SrmCounter:
@@ -39,7 +56,7 @@ class SrmCounter:
         self._arm_of = arm_of
         self._stash = SrmStash(bucket_ms)
         #: the lists counted per bucket and segment by the engine (``feed_from``), else None
-        self._lists: SumsStash | None = None
+        self._lists: ListCounts | None = None
 
     @property
     def ignored(self) -> int:
@@ -72,7 +89,7 @@ class SrmCounter:
         """The lists per bucket and segment (one value per list: its count is the lists')."""
         return {_LISTS: (self._stash.bucket_ms, (0,))}
 
-    def feed_from(self, stashes: Mapping[str, SumsStash]) -> None:
+    def feed_from(self, stashes: Mapping[str, ListCounts]) -> None:
         lists = stashes.get(_LISTS)
         if lists is not None:
             lists.closed, lists.ignored = self._stash.closed, self._stash.ignored
