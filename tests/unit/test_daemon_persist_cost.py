@@ -23,7 +23,7 @@ SEG = ("ltr", "control")
 
 
 def _feed() -> tuple[StateTable[Any, Any], GroupFeed, list[int]]:
-    """A feed over the 4 partitions whose detectors count the buckets they are fed."""
+    """A feed over the 4 partitions whose detectors note each point they are closed at."""
     det = detectors_for(_settings())
     assert det is not None
     fed: list[int] = []
