@@ -130,8 +130,12 @@ def windows(daemon: Daemon) -> dict[str, float]:
     if answer is None or answer[0] != 200:
         raise RuntimeError(f"no /metrics: {daemon.tail()}")
     out: dict[str, float] = {}
+    # each family by its whole name: a prefix would take in others too
+    # (streameval_judged_coverage_by_query_class, the judge tracker's, which the state topic
+    # does not hold: a restart rebuilds it from the re-read lists only, with either engine)
+    names = tuple(f"{family}{end}" for family in WINDOW_FAMILIES for end in ("{", " "))
     for line in answer[1].splitlines():
-        if line.startswith(WINDOW_FAMILIES):
+        if line.startswith(names):
             name, _, v = line.rpartition(" ")
             out[name] = float(v)
     return out

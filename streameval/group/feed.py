@@ -79,6 +79,11 @@ class GroupFeed:
         self._sources: frozenset[str] = frozenset()
         #: per kind: the frontier it was last brought to
         self._fed: dict[str, int] = {}
+        #: (the table's progress version, the sources) at the last step: while both are the
+        #: same, the frontiers are too, and a step has nothing to do. The table calls
+        #: :meth:`step` before each bucket it drops (10,000 times in a catch-up's commits,
+        #: ~70 µs each spent finding the same frontiers again)
+        self._stepped_at: tuple[int, frozenset[str]] | None = None
 
     @property
     def sources(self) -> frozenset[str]:
@@ -112,6 +117,9 @@ class GroupFeed:
         written, which comes after the progress records that let the frontier pass them, so a
         bucket is always fed before it goes, however many records one poll brings."""
         self._table.before_drop = self.step
+        at = (self._table.progress_version, self._sources)
+        if at == self._stepped_at:
+            return 0
         n = 0
         for kind in self._kinds:
             point = self.frontier(kind)
@@ -127,6 +135,7 @@ class GroupFeed:
             if kind not in (PAIRS, SRM) and self._detectors is not None:
                 self._detectors.close(kind, point)
             self._fed[kind] = point
+        self._stepped_at = at
         return n
 
     def _feed(self, kind: str, start: int, parts: list[tuple[str, Any]]) -> None:
@@ -222,6 +231,7 @@ class GroupFeed:
                 _LOG.warning("sample-ratio test: not restored from the snapshot (%s)", exc)
                 fed = {k: v for k, v in fed.items() if k != SRM}
         self._fed = dict(fed)
+        self._stepped_at = None
         self._snapshot_period = self._period()
         _LOG.info("detectors: restored the group's state as of %s", fed)
         return True

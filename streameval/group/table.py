@@ -50,6 +50,9 @@ class DetectorTable:
         #: detector records that could not be decoded when fed (counted by the state table)
         self.invalid = 0
         self._progress: dict[str, Progress] = {}
+        #: bumped at each change of a progress record: the frontiers (all that
+        #: :meth:`~streameval.group.feed.GroupFeed.step` reads of the table) move only then
+        self.progress_version = 0
         #: slot -> chunk index -> chunk
         self._chunks: dict[str, dict[int, Chunk]] = {}
         #: called before a detector bucket is dropped (the feed: it feeds what it may first)
@@ -60,6 +63,7 @@ class DetectorTable:
         if kind == SNAPSHOT:
             return self._apply_chunk(source, start, value)
         if kind == PROGRESS:
+            self.progress_version += 1
             if value is None:
                 self._progress.pop(source, None)
                 return None
@@ -126,6 +130,7 @@ class DetectorTable:
         self._buckets[relevance].setdefault(start, {})[source] = data
 
     def put_progress(self, source: str, progress: Progress) -> None:
+        self.progress_version += 1
         self._progress[source] = progress
 
     def drop(self, source: str, relevance: str, start: int) -> None:
