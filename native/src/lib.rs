@@ -13,6 +13,7 @@ pub mod core_fold;
 pub mod core_scoring;
 pub mod decode;
 pub mod event_time;
+pub mod hash;
 pub mod join;
 pub mod judges;
 pub mod judgment_rules;
