@@ -12,7 +12,9 @@
 //! derived from addresses and the time). foldhash is not a cryptographic PRF: a party that could
 //! read hash values or iteration orders might learn the key, but nothing of either leaves the
 //! engine (iteration orders that reach outputs come from insertion-ordered maps or sorting,
-//! as with SipHash, whose orders are random too).
+//! as with SipHash, whose orders are random too). Where a hash *is* the identity, the closed
+//! request ids' 64-bit fingerprints (`join/closed_ids.rs`), std's SipHash stays: two ids that
+//! share a fingerprint share an outcome, so that hash must be a keyed PRF.
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::OnceLock;
