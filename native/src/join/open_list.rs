@@ -10,6 +10,7 @@ use crate::join::grades::py_max;
 use crate::join::key::DedupKey;
 use crate::join::packed::{put, put_str, Cursor};
 use crate::join::segments::SegmentId;
+use crate::score::ranking::same;
 
 /// A doc of a grade: the position of its first listing, or one the list did not show.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,7 +197,7 @@ impl OpenList {
     pub fn index_of(&self, doc_id: &str) -> Option<usize> {
         let mut c = self.after_ids();
         let n = c.num();
-        (0..n).find(|_| c.str() == doc_id)
+        (0..n).find(|_| same(c.str(), doc_id))
     }
 
     pub fn labels(&self) -> Vec<(&str, &str)> {
