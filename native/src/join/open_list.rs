@@ -8,7 +8,7 @@ use crate::decode::{Click, Impression};
 use crate::hash::{set_with_capacity, Set};
 use crate::join::grades::py_max;
 use crate::join::key::DedupKey;
-use crate::join::packed::{put, put_str, str_width, width, Cursor};
+use crate::join::packed::{put, put_str, Cursor};
 use crate::join::segments::SegmentId;
 use crate::score::ranking::same;
 
@@ -125,22 +125,13 @@ impl OpenList {
         seq: u64,
     ) -> Self {
         let e = impression;
-        // the exact size: the buffer is boxed without a reallocation
-        let mut size = str_width(&e.request_id) + str_width(&e.query_id);
-        size += width(e.doc_ids.len()) + e.doc_ids.iter().map(|d| str_width(d)).sum::<usize>();
-        size += width(e.labels.len());
+        let mut size = e.request_id.len() + e.query_id.len() + 8;
+        size += e.doc_ids.iter().map(|d| d.len() + 1).sum::<usize>();
         size += e
             .labels
             .iter()
-            .map(|(k, v)| str_width(k) + str_width(v))
+            .map(|(k, v)| k.len() + v.len() + 2)
             .sum::<usize>();
-        if let Some(teams) = &e.teams {
-            size += width(teams.len());
-            size += teams
-                .iter()
-                .map(|t| t.as_ref().map_or(1, |t| width(t.len() + 1) + t.len()))
-                .sum::<usize>();
-        }
         let mut buf = String::with_capacity(size);
         put_str(&mut buf, &e.request_id);
         put_str(&mut buf, &e.query_id);
@@ -167,7 +158,6 @@ impl OpenList {
                 }
             }
         }
-        debug_assert_eq!(buf.len(), size, "the packed size worked out");
         OpenList {
             buf: buf.into_boxed_str(),
             timestamp: e.timestamp,
