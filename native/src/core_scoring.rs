@@ -10,8 +10,7 @@
 //! scores it afresh, as Python does). The early pass's `unique` (no doc repeats) is not kept:
 //! [`ListScorer`] asks it of the docs itself, a speed cache of Python's only.
 
-use std::collections::HashMap;
-
+use crate::hash::Map;
 use crate::join::open_list::{DocRef, OpenList};
 use crate::judgments::JudgmentStore;
 use crate::score::lists::{ListScorer, SourceScore, NO_RELEVANCE, SCORED};
@@ -66,7 +65,7 @@ pub struct CoreScoring {
     /// a copy of the Python judgment table (told each change: [`CoreScoring::mirror`])
     pub judgments: JudgmentStore,
     /// by the list's sequence number in the join
-    early: HashMap<u64, Early>,
+    early: Map<u64, Early>,
 }
 
 /// A list's two sources at finalization: `None` where the source is the shared one (implicit:
@@ -78,7 +77,7 @@ impl CoreScoring {
         CoreScoring {
             scorer,
             judgments,
-            early: HashMap::new(),
+            early: Map::default(),
         }
     }
 
@@ -152,7 +151,7 @@ impl CoreScoring {
 
     /// A new stream (`Pipeline.reset`): no list is open any more; the judgments stay.
     pub fn restart(&mut self) {
-        self.early = HashMap::new();
+        self.early = Map::default();
     }
 
     /// The early judged scores kept.

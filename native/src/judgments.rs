@@ -6,7 +6,7 @@
 //! Python's dict does. The pool of a query, every judged doc's grade sorted descending, is kept
 //! until the query's judgments change: the ideal ordering of `ideal = "pool"`.
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 /// One judge's latest grade of a doc.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,9 +23,9 @@ struct Query {
     /// doc_id -> its judges' grades, in the order judges were first read; the docs in the order
     /// they were first judged (a doc deleted and judged again goes last, as in a Python dict)
     docs: Vec<(String, Vec<Grade>)>,
-    index: HashMap<String, usize>,
+    index: Map<String, usize>,
     /// the mean grade of each judged doc, made on demand
-    means: Option<HashMap<String, f64>>,
+    means: Option<Map<String, f64>>,
     /// the means sorted descending, made on demand
     pool: Option<Vec<f64>>,
 }
@@ -92,7 +92,7 @@ impl Query {
         self.version = stamp;
     }
 
-    fn means(&mut self, summing: PythonSum) -> &HashMap<String, f64> {
+    fn means(&mut self, summing: PythonSum) -> &Map<String, f64> {
         let docs = &self.docs;
         self.means.get_or_insert_with(|| {
             docs.iter()
@@ -118,7 +118,7 @@ pub type JudgesOf = Vec<(String, Vec<(String, i64, f64)>)>;
 /// The judgment table.
 #[derive(Clone, Debug, Default)]
 pub struct JudgmentStore {
-    queries: HashMap<String, Query>,
+    queries: Map<String, Query>,
     entries: usize,
     stamp: u64,
     summing: PythonSum,
@@ -290,7 +290,7 @@ impl JudgmentStore {
     }
 
     /// The judged grade of each judged doc of `query_id` (`None`: the query has none).
-    pub fn grades(&mut self, query_id: &str) -> Option<&HashMap<String, f64>> {
+    pub fn grades(&mut self, query_id: &str) -> Option<&Map<String, f64>> {
         let summing = self.summing;
         self.queries.get_mut(query_id).map(|q| q.means(summing))
     }
@@ -311,7 +311,7 @@ impl JudgmentStore {
     }
 
     /// The means and the pool of `query_id` at once (`None`: the query has no judgment).
-    pub fn grades_and_pool(&mut self, query_id: &str) -> Option<(&HashMap<String, f64>, &[f64])> {
+    pub fn grades_and_pool(&mut self, query_id: &str) -> Option<(&Map<String, f64>, &[f64])> {
         let query = self.queries.get_mut(query_id)?;
         query.pool(self.summing);
         query.means(self.summing);

@@ -14,6 +14,7 @@ pub mod core_scoring;
 pub mod core_sums;
 pub mod decode;
 pub mod event_time;
+pub mod hash;
 pub mod join;
 pub mod judges;
 pub mod judgment_rules;

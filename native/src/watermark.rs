@@ -3,7 +3,7 @@
 //! sources of their newest time, less the allowed lateness; never backwards). When every source
 //! is idle, the newest event anywhere bounds it. A registered source not heard from yet holds it.
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 #[derive(Debug, Clone)]
 struct Source {
@@ -18,7 +18,7 @@ struct Source {
 #[derive(Debug, Clone)]
 pub struct WatermarkTracker {
     lateness_ms: i64,
-    index: HashMap<String, usize>,
+    index: Map<String, usize>,
     sources: Vec<Source>,
     watermark: Option<i64>,
     /// the sources changed since the watermark was last computed
@@ -31,7 +31,7 @@ impl WatermarkTracker {
     pub fn new(allowed_lateness_ms: i64) -> Self {
         WatermarkTracker {
             lateness_ms: allowed_lateness_ms,
-            index: HashMap::new(),
+            index: Map::default(),
             sources: Vec::new(),
             watermark: None,
             dirty: false,

@@ -5,10 +5,13 @@
 //! in `(impression time, closing order)` order, and at most `cap` ids at once (the oldest
 //! forgotten first, counted in `dropped`). As in Python, ids are held as 64-bit hashes (two ids
 //! of a run alike by it, a chance of ~n²/2⁶⁵, share one entry); the hash's keys are random per
-//! process, and nothing is ever ordered by a hash.
+//! process, and nothing is ever ordered by a hash. The fingerprint stays std's SipHash (a
+//! keyed PRF: hostile ids cannot be made to share one); the map of fingerprints is `hash::Map`.
 
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
+
+use crate::hash::Map;
 
 use std::cmp::Reverse;
 
@@ -24,7 +27,7 @@ pub struct ClosedIds {
     cap: usize,
     serial: u64,
     hasher: RandomState,
-    kept: HashMap<u64, Key>,
+    kept: Map<u64, Key>,
     queue: VecDeque<(Key, u64)>,
     heap: BinaryHeap<Reverse<(Key, u64)>>,
     /// ids forgotten before their time, over the cap
@@ -38,7 +41,7 @@ impl ClosedIds {
             cap,
             serial: 0,
             hasher: RandomState::new(),
-            kept: HashMap::new(),
+            kept: Map::default(),
             queue: VecDeque::new(),
             heap: BinaryHeap::new(),
             dropped: 0,

@@ -5,9 +5,8 @@
 //! scoring, windows, recovery offsets, `on_seconds`, the early judged pass, the trust signals)
 //! is not here: a judgment is answered as such and otherwise ignored.
 
-use std::collections::HashMap;
-
 use crate::decode::{decode_native, Event, Invalid};
+use crate::hash::Map;
 use crate::join::grades::InteractionGrades;
 use crate::join::joiner::Joiner;
 use crate::join::key::dedup_key;
@@ -98,11 +97,11 @@ pub struct Core {
     settings: Settings,
     pub tracker: WatermarkTracker,
     /// per source, its format (else native)
-    formats: HashMap<String, Format>,
+    formats: Map<String, Format>,
     pub joiner: Joiner,
     pub segments: SegmentCapper,
     sources: Vec<String>,
-    source_ids: HashMap<String, u32>,
+    source_ids: Map<String, u32>,
     /// the watermark at which the joiner next has work (None: never); `Pipeline._due`
     due: Option<i64>,
     finished: bool,
@@ -119,12 +118,12 @@ impl Core {
         );
         Core {
             tracker: WatermarkTracker::new(settings.allowed_lateness_ms),
-            formats: HashMap::new(),
+            formats: Map::default(),
             segments: SegmentCapper::new(settings.segment_labels.clone(), settings.max_segments),
             joiner,
             settings,
             sources: Vec::new(),
-            source_ids: HashMap::new(),
+            source_ids: Map::default(),
             due: None,
             finished: false,
             notes: Vec::new(),

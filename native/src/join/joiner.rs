@@ -8,11 +8,12 @@
 //! hash table of slot numbers that compares through the slot, so an id is stored once.
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
 use crate::decode::{Click, Impression};
+use crate::hash::Seeded;
 use crate::join::closed_ids::ClosedIds;
 use crate::join::deadlines::Deadlines;
 use crate::join::grades::InteractionGrades;
@@ -34,7 +35,7 @@ pub struct Joiner {
     slots: Vec<Option<OpenList>>,
     free: Vec<u32>,
     index: HashTable<u32>,
-    hasher: RandomState,
+    hasher: Seeded,
     deadlines: Deadlines,
     seq: u64,
     closed: ClosedIds,
@@ -69,7 +70,7 @@ impl Joiner {
             slots: Vec::new(),
             free: Vec::new(),
             index: HashTable::new(),
-            hasher: RandomState::new(),
+            hasher: Seeded::default(),
             deadlines: Deadlines::default(),
             seq: 0,
             closed: ClosedIds::new(2 * attribution_ms, max_open_lists),

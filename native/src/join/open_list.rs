@@ -1,16 +1,16 @@
 //! One served result list while it can still gain interactions, as `OpenList` of
 //! `streameval/join/open_lists.py`, laid out for memory (issue 32: ≤ 256 B per open 10-result
 //! list, whole process). Its strings (request id, query id, doc ids, labels, teams) are one boxed
-//! buffer, each string after its length (LEB128); the segment and the source are numbers of
+//! buffer, each string after its length (`packed.rs`); the segment and the source are numbers of
 //! tables held once; what only an interacted list needs is one box, absent until a click.
 
-use std::collections::HashSet;
-
 use crate::decode::{Click, Impression};
+use crate::hash::{set_with_capacity, Set};
 use crate::join::grades::py_max;
 use crate::join::key::DedupKey;
 use crate::join::packed::{put, put_str, Cursor};
 use crate::join::segments::SegmentId;
+use crate::score::ranking::same;
 
 /// A doc of a grade: the position of its first listing, or one the list did not show.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,9 +24,74 @@ pub enum DocRef {
 pub struct Interactions {
     /// the implicit grade per interacted doc, in the order first interacted (a dict's order)
     pub grades: Vec<(DocRef, f64)>,
-    pub keys: HashSet<DedupKey>,
+    pub keys: Keys,
     /// interleaved lists only: the docs with a `click` (a set; here in first-click order)
     pub clicked_docs: Option<Vec<DocRef>>,
+}
+
+/// The interaction keys of one list (`interaction_keys`, a set): a vector searched in order
+/// while small (a list gains a few interactions: no hash, no table to allocate), a hash set
+/// once it holds [`Keys::FEW`] (many interactions on one list, hostile or not, stay O(1) each).
+#[derive(Debug, Clone)]
+pub enum Keys {
+    Few(Vec<DedupKey>),
+    Many(Set<DedupKey>),
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::Few(Vec::new())
+    }
+}
+
+impl Keys {
+    pub const FEW: usize = 8;
+
+    /// Add `key`; false when it is there already.
+    pub fn insert(&mut self, key: &DedupKey) -> bool {
+        match self {
+            Keys::Few(v) if v.contains(key) => false,
+            Keys::Few(v) if v.len() < Self::FEW => {
+                v.push(key.clone());
+                true
+            }
+            Keys::Few(v) => {
+                let mut set = set_with_capacity(2 * Self::FEW);
+                set.extend(v.drain(..));
+                set.insert(key.clone());
+                *self = Keys::Many(set);
+                true
+            }
+            Keys::Many(set) => !set.contains(key) && set.insert(key.clone()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Keys::Few(v) => v.len(),
+            Keys::Many(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every key, in no particular order (Python makes a set of them).
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &DedupKey> + '_> {
+        match self {
+            Keys::Few(v) => Box::new(v.iter()),
+            Keys::Many(s) => Box::new(s.iter()),
+        }
+    }
+
+    /// The bytes held beyond the enum itself (capacities).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Keys::Few(v) => v.capacity() * std::mem::size_of::<DedupKey>(),
+            Keys::Many(s) => s.capacity() * (std::mem::size_of::<DedupKey>() + 1),
+        }
+    }
 }
 
 const CLICKED: u8 = 1;
@@ -39,7 +104,7 @@ const PASSED: u8 = 8;
 pub struct OpenList {
     /// request id, query id, n docs, docs, n labels, (key, value) per label, then, with teams,
     /// per position 0 (None) or 1 + the team's length and the team
-    buf: Box<[u8]>,
+    buf: Box<str>,
     pub timestamp: i64,
     /// arrival order among lists of the same time (the deadlines' tie-break)
     pub seq: u64,
@@ -67,7 +132,7 @@ impl OpenList {
             .iter()
             .map(|(k, v)| k.len() + v.len() + 2)
             .sum::<usize>();
-        let mut buf = Vec::with_capacity(size);
+        let mut buf = String::with_capacity(size);
         put_str(&mut buf, &e.request_id);
         put_str(&mut buf, &e.query_id);
         put(&mut buf, e.doc_ids.len());
@@ -88,13 +153,13 @@ impl OpenList {
                     None => put(&mut buf, 0),
                     Some(t) => {
                         put(&mut buf, t.len() + 1);
-                        buf.extend_from_slice(t.as_bytes());
+                        buf.push_str(t);
                     }
                 }
             }
         }
         OpenList {
-            buf: buf.into_boxed_slice(),
+            buf: buf.into_boxed_str(),
             timestamp: e.timestamp,
             seq,
             interactions: None,
@@ -132,7 +197,7 @@ impl OpenList {
     pub fn index_of(&self, doc_id: &str) -> Option<usize> {
         let mut c = self.after_ids();
         let n = c.num();
-        (0..n).find(|_| c.str() == doc_id)
+        (0..n).find(|_| same(c.str(), doc_id))
     }
 
     pub fn labels(&self) -> Vec<(&str, &str)> {
@@ -212,10 +277,9 @@ impl OpenList {
         let listed = self.index_of(&click.doc_id);
         let has_teams = self.flags & HAS_TEAMS != 0;
         let inter = self.interactions.get_or_insert_with(Box::default);
-        if inter.keys.contains(key) {
+        if !inter.keys.insert(key) {
             return false;
         }
-        inter.keys.insert(key.clone());
         // (a list holds at most MAX_RESULTS = 1000 docs: a position fits 16 bits; past them a
         // doc would be named by its string, the same doc always the same way)
         let doc = match listed.and_then(|i| u16::try_from(i).ok()) {
@@ -256,7 +320,7 @@ impl OpenList {
         if let Some(i) = &self.interactions {
             n += std::mem::size_of::<Interactions>();
             n += i.grades.capacity() * std::mem::size_of::<(DocRef, f64)>();
-            n += i.keys.capacity() * (std::mem::size_of::<DedupKey>() + 1);
+            n += i.keys.heap_bytes();
         }
         n
     }
@@ -300,7 +364,7 @@ mod tests {
 
     #[test]
     fn the_buffer_gives_back_every_string() {
-        let long = "é".repeat(200); // a length over 127 bytes: two LEB128 bytes
+        let long = "é".repeat(200); // a length over 63 bytes: two length bytes
         let docs = ["d3-10", "", long.as_str(), "d3-10"];
         let teams = Some(vec![Some("a"), None, Some(""), Some("b")]);
         let l = OpenList::new(&impression(&docs, teams), SegmentId::OTHER, true, 7, 3);
@@ -361,6 +425,29 @@ mod tests {
         assert_eq!(clicked, vec!["c", "z", "a"]);
         assert_eq!(i.keys.len(), 5);
         assert!(l.clicked() && l.interacted());
+    }
+
+    #[test]
+    fn keys_stay_a_set_past_the_few() {
+        let mut keys = Keys::default();
+        let n = 3 * Keys::FEW;
+        for i in 0..n {
+            assert!(keys.insert(&key(&i.to_string())), "{i}");
+            assert!(!keys.insert(&key(&i.to_string())), "{i} again");
+            assert!(!keys.insert(&key("0")), "the first again at {i}");
+        }
+        assert!(matches!(keys, Keys::Many(_)));
+        assert_eq!(keys.len(), n);
+        let mut all: Vec<String> = keys
+            .iter()
+            .map(|k| match k {
+                DedupKey::Id(s) => s.to_string(),
+                DedupKey::Digest(_) => unreachable!(),
+            })
+            .collect();
+        all.sort_by_key(|s| s.parse::<usize>().unwrap());
+        assert_eq!(all, (0..n).map(|i| i.to_string()).collect::<Vec<_>>());
+        assert!(keys.insert(&DedupKey::Digest([0; 16])));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! within its request.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use crate::decode::Click;
+use crate::hash::Map;
 use crate::join::key::DedupKey;
 
 /// stale entries in the expiry order (clicks already attached) tolerated beyond 2 × those waiting
@@ -24,7 +25,7 @@ pub struct Waiting {
 #[derive(Debug, Clone)]
 pub struct PendingClicks {
     cap: usize,
-    by_request: HashMap<Box<str>, Vec<Waiting>>,
+    by_request: Map<Box<str>, Vec<Waiting>>,
     /// (click time, seq, request id), one per click; those of attached clicks stay until popped
     order: BinaryHeap<Reverse<(i64, u64, Box<str>)>>,
     seq: u64,
@@ -35,7 +36,7 @@ impl PendingClicks {
     pub fn new(cap: usize) -> Self {
         PendingClicks {
             cap,
-            by_request: HashMap::new(),
+            by_request: Map::default(),
             order: BinaryHeap::new(),
             seq: 0,
             count: 0,

@@ -3,7 +3,7 @@
 //! they are, any later one folded into `__other__` (every label). A list holds its segment as a
 //! number (4 bytes), the segments themselves once here.
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 pub const OTHER: &str = "__other__";
 
@@ -19,7 +19,7 @@ impl SegmentId {
 pub struct SegmentCapper {
     labels: Vec<String>,
     max: usize,
-    seen: HashMap<Box<[Box<str>]>, SegmentId>,
+    seen: Map<Box<[Box<str>]>, SegmentId>,
     segments: Vec<Box<[Box<str>]>>,
     other: Box<[Box<str>]>,
 }
@@ -30,7 +30,7 @@ impl SegmentCapper {
         SegmentCapper {
             labels,
             max: max_segments,
-            seen: HashMap::new(),
+            seen: Map::default(),
             segments: Vec::new(),
             other,
         }

@@ -6,7 +6,7 @@
 //! Every figure is an `f64` added in the order the lists came, and a window's total adds its
 //! buckets oldest first, as the Python list of floats does: the same bits.
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 /// Where the head's figures start in a bucket (judged docs and stale docs come first).
 pub const HEAD_AT: usize = 2;
@@ -27,7 +27,7 @@ pub struct Buckets {
     bucket_ms: i64,
     longest: i64,
     ks: usize,
-    buckets: HashMap<i64, Vec<f64>>,
+    buckets: Map<i64, Vec<f64>>,
     oldest: Option<i64>,
     evict_due: Option<i64>,
 }
@@ -40,7 +40,7 @@ impl Buckets {
             bucket_ms,
             longest,
             ks,
-            buckets: HashMap::new(),
+            buckets: Map::default(),
             oldest: None,
             evict_due: None,
         }

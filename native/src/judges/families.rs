@@ -6,7 +6,7 @@
 //! first `max_families` families keep their names, in the order their first judgment was read; a
 //! later family folds into `__other__`.
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 pub const HUMAN: &str = "human";
 pub const OTHER: &str = "__other__";
@@ -35,7 +35,7 @@ pub struct Families {
     prefixes: Vec<String>,
     cap: usize,
     /// judge -> its family's index in `names`
-    of: HashMap<String, usize>,
+    of: Map<String, usize>,
     names: Vec<String>,
 }
 
@@ -44,7 +44,7 @@ impl Families {
         Families {
             prefixes,
             cap: max_families,
-            of: HashMap::new(),
+            of: Map::default(),
             names: Vec::new(),
         }
     }

@@ -14,8 +14,9 @@
 //! counter) ranks first. `(count, seq)` and `(count, since)` are unique, so any min-heap pops the
 //! same entries as Python's `heapq`.
 
+use crate::hash::Map;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug)]
 struct Counter {
@@ -31,7 +32,7 @@ struct Counter {
 #[derive(Clone, Debug)]
 pub struct SpaceSaving {
     capacity: usize,
-    counts: HashMap<String, Counter>,
+    counts: Map<String, Counter>,
     /// (count, seq, item) of every update, the smallest on top; an entry whose item no longer
     /// has that count and seq is stale and skipped
     heap: BinaryHeap<Reverse<(u64, u64, String)>>,
@@ -45,7 +46,7 @@ impl SpaceSaving {
         assert!(capacity >= 1, "capacity must be >= 1");
         SpaceSaving {
             capacity,
-            counts: HashMap::new(),
+            counts: Map::default(),
             heap: BinaryHeap::new(),
             seq: 0,
             total: 0,

@@ -19,14 +19,11 @@
 //! What it reads of a list is [`Finalized`]; of the judgment table, per query, the newest grade
 //! time of each judged doc (cached until the query's version changes).
 
-use std::collections::{HashMap, HashSet};
-
-use indexmap::IndexMap;
-
 use super::buckets::{Buckets, WindowFigures, HEAD_AT};
 use super::families::Families;
 use super::frequency::SpaceSaving;
 use super::listener::{AgreementRow, Listener};
+use crate::hash::{IndexMap, Map, Set};
 use crate::judgments::JudgmentStore;
 
 /// The sketch holds this many counters per head query.
@@ -78,7 +75,7 @@ pub struct WindowView {
 struct QueryAges {
     version: i64,
     /// per judged doc, its newest grade time
-    newest: HashMap<String, i64>,
+    newest: Map<String, i64>,
     /// the oldest of those (`None`: no judged doc)
     oldest: Option<i64>,
 }
@@ -93,12 +90,12 @@ pub struct JudgeTracker {
     listener: Listener,
     buckets: Buckets,
     sketch: SpaceSaving,
-    head: HashSet<String>,
+    head: Set<String>,
     /// the start of the minute the head was decided for (`None`: never, Python's `-inf`)
     head_from: Option<i64>,
     /// lists per query since the head was decided, in the order first seen
     minute: IndexMap<String, u64>,
-    ages: HashMap<String, QueryAges>,
+    ages: Map<String, QueryAges>,
 }
 
 impl JudgeTracker {
@@ -122,10 +119,10 @@ impl JudgeTracker {
             windows: settings.windows,
             listener: Listener::new(families, settings.agreement_windows),
             sketch: SpaceSaving::new(SKETCH_PER_HEAD * settings.head_queries),
-            head: HashSet::new(),
+            head: Set::default(),
             head_from: None,
-            minute: IndexMap::new(),
-            ages: HashMap::new(),
+            minute: IndexMap::default(),
+            ages: Map::default(),
         }
     }
 
@@ -144,7 +141,7 @@ impl JudgeTracker {
     }
 
     /// The head queries as decided last.
-    pub fn head(&self) -> &HashSet<String> {
+    pub fn head(&self) -> &Set<String> {
         &self.head
     }
 
@@ -261,14 +258,14 @@ impl JudgeTracker {
 /// The newest grade time of each judged doc of `query_id` and the oldest of those, remade when
 /// the query's judgments changed.
 fn query_ages<'a>(
-    ages: &'a mut HashMap<String, QueryAges>,
+    ages: &'a mut Map<String, QueryAges>,
     store: &JudgmentStore,
     query_id: &str,
 ) -> &'a QueryAges {
     let version = store.version(query_id);
     let fresh = ages.get(query_id).is_some_and(|a| a.version == version);
     if !fresh {
-        let newest: HashMap<String, i64> = store
+        let newest: Map<String, i64> = store
             .newest_per_doc(query_id)
             .map(|(doc, t)| (doc.to_owned(), t))
             .collect();
@@ -332,14 +329,14 @@ mod tests {
         assert!(t.head().is_empty());
         // minute 1: decided from minute 0's counts: q
         t.fold(&store, &list("r", 61_000, &docs, None));
-        assert_eq!(t.head(), &HashSet::from(["q".to_owned()]));
+        assert_eq!(t.head(), &Set::from_iter(["q".to_owned()]));
         // a re-read list is not counted; r's 1 + 1 do not pass q's 2 (held longer wins ties)
         let mut again = list("r", 62_000, &docs, None);
         again.counted_before = true;
         t.fold(&store, &again);
         t.fold(&store, &list("s", 125_000, &docs, None));
         assert_eq!(t.sketch().count("r"), (2, 0));
-        assert_eq!(t.head(), &HashSet::from(["q".to_owned()]));
+        assert_eq!(t.head(), &Set::from_iter(["q".to_owned()]));
         // the head list's coverage goes to the head, the others' to the tail; minute 1: 10m
         let v = t.view(600_000);
         assert_eq!(v[1].figures.head.0, 0);

@@ -1,11 +1,10 @@
 //! `JudgmentTable`: the judgment table and its rules (keys, tombstones, identities).
 
-use std::collections::HashMap;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+use crate::hash::Map;
 use crate::judgment_rules::{Identity, JudgmentFields, JudgmentRules};
 use crate::judgments::{JudgesOf, PythonSum};
 
@@ -100,7 +99,7 @@ impl PyJudgmentTable {
         self.rules.store.grade(query_id, doc_id)
     }
 
-    fn grades(&mut self, query_id: &str) -> HashMap<String, f64> {
+    fn grades(&mut self, query_id: &str) -> Map<String, f64> {
         self.rules
             .store
             .grades(query_id)

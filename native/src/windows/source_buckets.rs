@@ -2,10 +2,11 @@
 //! complete once the horizon has passed their end, written to the compacted state topic in step
 //! with the offset commits (DESIGN §6), then dropped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::spec::bucket_start;
 use super::store::Bucket;
+use crate::hash::Map;
 use crate::scored::ScoredList;
 
 /// Per source and bucket start: the sufficient statistics folded since the last persist
@@ -13,14 +14,14 @@ use crate::scored::ScoredList;
 #[derive(Clone, Debug, Default)]
 pub struct SourceBuckets {
     bucket_ms: i64,
-    by_source: HashMap<String, BTreeMap<i64, Bucket>>,
+    by_source: Map<String, BTreeMap<i64, Bucket>>,
 }
 
 impl SourceBuckets {
     pub fn new(bucket_ms: i64) -> Self {
         Self {
             bucket_ms,
-            by_source: HashMap::new(),
+            by_source: Map::default(),
         }
     }
 
