@@ -9,7 +9,7 @@
 //! segments to arms when it takes a bucket). The segments are interned here, in the order first
 //! seen (the sums key them by that number).
 
-use std::collections::HashMap;
+use crate::hash::Map;
 
 use crate::query_sums::QuerySums;
 use crate::scored::{IMPLICIT, JUDGED};
@@ -28,7 +28,7 @@ pub struct CoreSums {
     pub judged: Option<QuerySums>,
     pub lists: Option<QuerySums>,
     segments: Vec<Labels>,
-    ids: HashMap<Labels, u32>,
+    ids: Map<Labels, u32>,
     /// the core adds each list itself and builds no `ScoredList` (nobody else reads one: the
     /// engine's predicate, `CoreFolds._sums_inline`)
     pub inline: bool,
