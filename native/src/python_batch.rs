@@ -7,8 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use crate::join::batch::{self, Batch, Dues, Effect, Records};
+use crate::join::batch::{self, Batch, Dues, Effect, Judgments, Records};
 use crate::join::core::Core;
+use crate::judgment_rules::Applied;
 
 /// The records of one source being offered: `rows` of `(value: bytes | None, offset,
 /// record_ms)` in order (a None value is the empty record), and what `NativePipeline.offer`
@@ -88,7 +89,8 @@ impl RecordBatch {
 }
 
 /// One effect as Python applies it: `(0, index, reason, detail, field)` an invalid record
-/// counted; `(1, index, counted)` a judgment; `(2, ts)` `on_seconds`; `(3, ts, offset)`
+/// counted; `(1, index, counted, outcome, change)` a judgment (`outcome` None: not applied in
+/// the core; `change`: see [`judgment_change`]); `(2, ts)` `on_seconds`; `(3, ts, offset)`
 /// `Recovery.note_offset`; `(4, [seq...])` lists evicted; `(5, counter, kind)` an intake
 /// key's first count (counter 0 accepted, 1 duplicate, 2 late; kind 0 impression, 1 click).
 fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
@@ -99,11 +101,30 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
             detail,
             field,
         } => (0, index, reason, detail, field).into_bound_py_any(py),
-        Effect::Judgment { index, counted } => (1, index, counted).into_bound_py_any(py),
+        Effect::Judgment {
+            index,
+            counted,
+            applied,
+        } => {
+            let (outcome, change) = match applied {
+                None => (None, py.None().into_bound(py)),
+                Some(a) => (Some(a.outcome.as_str()), judgment_change(py, a)?),
+            };
+            (1, index, counted, outcome, change).into_bound_py_any(py)
+        }
         Effect::Seconds { ts } => (2, ts).into_bound_py_any(py),
         Effect::Note { ts, offset } => (3, ts, offset).into_bound_py_any(py),
         Effect::Evicted(seqs) => (4, seqs).into_bound_py_any(py),
         Effect::Touch { counter, kind } => (5, counter, kind).into_bound_py_any(py),
+    }
+}
+
+/// What a judgment applied in the core changed, as `JudgmentStore.mirror` takes it: `(query_id,
+/// doc_id, [(judge, timestamp, grade)...], version)`; None: nothing changed.
+pub(crate) fn judgment_change<'py>(py: Python<'py>, a: Applied) -> PyResult<Bound<'py, PyAny>> {
+    match a.change {
+        None => Ok(py.None().into_bound(py)),
+        Some(c) => (c.query_id, c.doc_id, c.judges, c.version).into_bound_py_any(py),
     }
 }
 
@@ -112,7 +133,8 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
 /// effects)`: the watermark that reached a due point (None: every record run), the due points
 /// as the records run left them, and the effects of those records (None: none).
 /// `evicted` is told the sequence number of every list the records evicted over the cap
-/// (the engine drops what it keeps of them) before the effects are handed out.
+/// (the engine drops what it keeps of them) before the effects are handed out; a judgment is
+/// applied to `judgments` at its record.
 pub(crate) fn offer_batch<'py>(
     py: Python<'py>,
     core: &mut Core,
@@ -120,11 +142,12 @@ pub(crate) fn offer_batch<'py>(
     due: Option<i64>,
     early_due: Option<i64>,
     evicted: &mut dyn FnMut(u64),
+    judgments: &mut dyn Judgments,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut guard = batch.borrow_mut();
     let b = &mut guard.batch;
     let mut dues = Dues { due, early_due };
-    let stop = py.detach(|| batch::run(core, b, &mut dues));
+    let stop = py.detach(|| batch::run(core, b, &mut dues, judgments));
     let effects = if b.effects.is_empty() {
         py.None().into_bound(py)
     } else {

@@ -29,7 +29,8 @@ _KINDS = ("impression", "click")
 
 class NativeBatches(Coordinator):
     """``offer_batch`` of the native engine, over what :class:`.native_pipeline.NativePipeline`
-    provides (its core, its join, its per-record answers to a judgment and an invalid record)."""
+    provides (its core, its join, its answers to a judgment the core applied and to an invalid
+    record)."""
 
     if TYPE_CHECKING:
         _core: Any
@@ -38,9 +39,7 @@ class NativeBatches(Coordinator):
 
         def _tell_format(self, source: str) -> None: ...
 
-        def _judgment(
-            self, raw: bytes, source: str, offset: int, count: bool, judgment_key: bytes | None
-        ) -> Offered: ...
+        def _judgment_applied(self, answer: str, change: Any, count: bool) -> Offered: ...
 
         def _invalid(
             self, raw: bytes, invalid: Invalid, source: str, offset: int, count: bool
@@ -51,8 +50,9 @@ class NativeBatches(Coordinator):
         run by ``EngineCore.offer_batch`` with the GIL released, in as few calls as the stream
         allows: the core stops after a record whose watermark reaches ``_early_due`` or
         ``_due`` (the early judged pass and :meth:`_advance` run here, then the core goes on);
-        what Python does for the records in between (judgments, dead letters, ``on_seconds``,
-        recovery notes, evictions) comes back as effects in record order, applied before that;
+        what Python does for the records in between (what a judgment applied in the core
+        changed, dead letters, ``on_seconds``, recovery notes, evictions) comes back as effects
+        in record order, applied before that;
         their intake counts once at the end (docs/native.md "The record path in batches")."""
         rows = rows if type(rows) is list else list(rows)
         if not rows:
@@ -135,9 +135,8 @@ class NativeBatches(Coordinator):
             elif what == _TOUCH:  # an intake key first counted here: made in the same order
                 counter = (intake.accepted, intake.duplicate, intake.late)[effect[1]]
                 counter[_KINDS[effect[2]]] += 0
-            elif what == _JUDGMENT:
-                value, offset, _ = rows[effect[1]]
-                self._judgment(value or b"", source, offset, effect[2], None)
+            elif what == _JUDGMENT:  # applied in the core: (1, index, counted, outcome, change)
+                self._judgment_applied(effect[3], effect[4], effect[2])
             elif what == _INVALID:
                 value, offset, _ = rows[effect[1]]
                 invalid = Invalid(effect[2], effect[3], effect[4])
