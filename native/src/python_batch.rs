@@ -4,7 +4,7 @@
 //! Python has to act, and hands back what Python does for them, in record order.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::join::batch::{self, Batch, Dues, Effect, Judgments, Records};
@@ -120,12 +120,17 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// What a judgment applied in the core changed, as `JudgmentStore.mirror` takes it: `(query_id,
-/// doc_id, [(judge, timestamp, grade)...], version)`; None: nothing changed.
+/// doc_id, {judge: (timestamp, grade)}, version)` (the judges in the table's order); None:
+/// nothing changed.
 pub(crate) fn judgment_change<'py>(py: Python<'py>, a: Applied) -> PyResult<Bound<'py, PyAny>> {
-    match a.change {
-        None => Ok(py.None().into_bound(py)),
-        Some(c) => (c.query_id, c.doc_id, c.judges, c.version).into_bound_py_any(py),
+    let Some(c) = a.change else {
+        return Ok(py.None().into_bound(py));
+    };
+    let judges = PyDict::new(py);
+    for (judge, timestamp, grade) in c.judges {
+        judges.set_item(judge, (timestamp, grade))?;
     }
+    (c.query_id, c.doc_id, judges, c.version).into_bound_py_any(py)
 }
 
 /// `EngineCore.offer_batch`: run `batch` on from where it stopped, with the GIL released,

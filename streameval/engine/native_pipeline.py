@@ -40,7 +40,7 @@ FormatFor = Callable[[str], NativeFormat]
 
 _OUTCOMES = {o.value: o for o in Outcome}
 #: what a judgment applied in the core changed: ``JudgmentStore.mirror``'s arguments
-Change = tuple[str, str, list[tuple[str, int, float]], int]
+Change = tuple[str, str, dict[str, tuple[int, float]], int]
 
 
 class CoreIdentities:

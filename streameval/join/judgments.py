@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 
 from streameval.events.models import Judgment
 
@@ -80,10 +80,11 @@ class JudgmentStore:
         return True
 
     def mirror(
-        self, query_id: str, doc_id: str, judges: Iterable[tuple[str, int, float]], version: int
+        self, query_id: str, doc_id: str, judges: dict[str, tuple[int, float]], version: int
     ) -> None:
-        """Make ``doc_id`` of ``query_id`` hold exactly ``judges`` ((judge, timestamp, grade),
-        in that order; none: the doc is no longer judged) and give the query ``version`` (-1:
+        """Make ``doc_id`` of ``query_id`` hold exactly ``judges`` (judge -> (timestamp, grade),
+        in the order the judges were first read, as :meth:`judges_of` gives them; taken as it
+        is, not copied; empty: the doc is no longer judged) and give the query ``version`` (-1:
         it has no judgment left): a change made in the table ``copy_to`` keeps (the native
         engine's core applies the judgments read outside keyed topics: docs/native.md
         "Judgments applied in the core"), so this table equals that one, its versions
@@ -98,10 +99,9 @@ class JudgmentStore:
         before = docs.get(doc_id)
         if before is not None:
             self._entries -= len(before)
-        now = {judge: (ts, grade) for judge, ts, grade in judges}
-        if now:
-            docs[doc_id if before is not None else sys.intern(doc_id)] = now
-            self._entries += len(now)
+        if judges:
+            docs[doc_id if before is not None else sys.intern(doc_id)] = judges
+            self._entries += len(judges)
         elif before is not None:
             del docs[doc_id]
         if version < 0 or not docs:
