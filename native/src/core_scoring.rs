@@ -1,7 +1,10 @@
 //! Lists scored inside the native engine's core (issue 32): the implicit and judged sources of a
 //! finalized list, and the judged source of a list the early judged pass takes, as
-//! `streameval/score/lists.py` `ListScorer.score` and `score_judged` compute them, against a
-//! copy of the Python judgment table ([`JudgmentStore::mirror`], told every change).
+//! `streameval/score/lists.py` `ListScorer.score` and `score_judged` compute them, against the
+//! judgment table: the judgment records read outside keyed topics applied here, by the rules of
+//! `JudgmentRules.apply` ([`CoreScoring::judgment`], once [`CoreScoring::apply_judgments`] was
+//! called: docs/native.md "Judgments applied in the core"), and every change the Python rules
+//! make (keyed topics, tombstones) copied in ([`JudgmentStore::mirror`]).
 //!
 //! The early judged score of a passed list is kept, with the table's version of its query,
 //! until the list is finalized, and reused then when that version did not change (as
@@ -10,8 +13,14 @@
 //! scores it afresh, as Python does). The early pass's `unique` (no doc repeats) is not kept:
 //! [`ListScorer`] asks it of the docs itself, a speed cache of Python's only.
 
+use crate::decode::Judgment;
 use crate::hash::Map;
+use crate::join::key::{dedup_key, DedupKey};
 use crate::join::open_list::{DocRef, OpenList};
+use crate::judges::tracker::JudgeTracker;
+use crate::judgment_rules::{
+    apply_unkeyed, Applied, Change, Identity, JudgmentFields, JudgmentIds,
+};
 use crate::judgments::JudgmentStore;
 use crate::score::lists::{ListScorer, SourceScore, NO_RELEVANCE, SCORED};
 
@@ -62,8 +71,13 @@ impl Early {
 #[derive(Debug)]
 pub struct CoreScoring {
     scorer: ListScorer,
-    /// a copy of the Python judgment table (told each change: [`CoreScoring::mirror`])
+    /// the judgment table: the Python table's equal (the judgments read outside keyed topics
+    /// applied here, [`CoreScoring::judgment`]; the Python rules' changes copied in,
+    /// [`CoreScoring::mirror`])
     pub judgments: JudgmentStore,
+    /// the identities of the judgments applied here (`JudgmentRules.ids`); `None`: judgments
+    /// are not applied here (each change of the Python table is copied in)
+    ids: Option<JudgmentIds>,
     /// by the list's sequence number in the join
     early: Map<u64, Early>,
 }
@@ -77,8 +91,67 @@ impl CoreScoring {
         CoreScoring {
             scorer,
             judgments,
+            ids: None,
             early: Map::default(),
         }
+    }
+
+    /// From now on the judgment records read outside keyed topics are applied here
+    /// ([`CoreScoring::judgment`]), their identities remembered up to `max_judgment_ids`.
+    pub fn apply_judgments(&mut self, max_judgment_ids: usize) {
+        if self.ids.is_none() {
+            self.ids = Some(JudgmentIds::new(max_judgment_ids));
+        }
+    }
+
+    /// The judgment records read outside keyed topics are applied here: a judgment is in the
+    /// table (and the judge tracker told) at its record, so a loop over records need not
+    /// return to Python at one.
+    pub fn judgments_in_core(&self) -> bool {
+        self.ids.is_some()
+    }
+
+    /// The identities remembered and forgotten over the cap (`JudgmentIds`' `len` and
+    /// `forgotten`); `None`: judgments are not applied here.
+    pub fn judgment_ids(&self) -> Option<(usize, u64)> {
+        self.ids.as_ref().map(|ids| (ids.len(), ids.forgotten))
+    }
+
+    /// A judgment record read outside a keyed topic (`raw`: the record as read), applied as
+    /// `JudgmentRules.apply` applies it: its identity its `event_id`, else the digest of the
+    /// record (`dedup_key`); a change of the table told to `tracker` (the table's listener,
+    /// as `JudgeTracker._changed` listens to the Python table) and handed back for the Python
+    /// table. `None`: judgments are not applied here ([`CoreScoring::apply_judgments`]).
+    pub fn judgment(
+        &mut self,
+        j: &Judgment,
+        raw: &[u8],
+        tracker: Option<&mut JudgeTracker>,
+    ) -> Option<Applied> {
+        let ids = self.ids.as_mut()?;
+        let key = dedup_key(j.event_id.as_deref(), raw);
+        let identity = match &key {
+            DedupKey::Id(id) => Identity::EventId(id),
+            DedupKey::Digest(digest) => Identity::Digest(digest),
+        };
+        let fields = JudgmentFields {
+            query_id: &j.query_id,
+            doc_id: &j.doc_id,
+            judge: &j.judge,
+            timestamp: j.timestamp,
+            grade: j.grade,
+        };
+        let table = &mut self.judgments;
+        let before = table.version(&j.query_id);
+        let outcome = apply_unkeyed(ids, table, &fields, identity);
+        // a change gives the query a new version (an older grade, or the same one again: none)
+        let change = (table.version(&j.query_id) != before).then(|| {
+            if let Some(tracker) = tracker {
+                tracker.changed(table, &j.query_id, &j.doc_id);
+            }
+            Change::of(table, &j.query_id, &j.doc_id)
+        });
+        Some(Applied { outcome, change })
     }
 
     /// `doc_id` of `query_id` holds exactly `judges` now, and the query's version is `version`
@@ -166,6 +239,7 @@ mod tests {
     use crate::decode::{Click, Impression};
     use crate::join::key::DedupKey;
     use crate::join::segments::SegmentId;
+    use crate::judgment_rules::Outcome;
     use crate::judgments::PythonSum;
     use crate::score::lists::ListRules;
     use crate::score::spec::MetricSpec;
@@ -308,5 +382,163 @@ mod tests {
         let implicit = s.implicit(&l).unwrap();
         assert_eq!(implicit.outcome, NO_RELEVANCE);
         assert_eq!(implicit.ndcg, vec![None, None]);
+    }
+
+    fn judgment(doc: &str, judge: &str, ts: i64, grade: f64, event_id: Option<&str>) -> Judgment {
+        Judgment {
+            query_id: "q".to_owned(),
+            query: None,
+            doc_id: doc.to_owned(),
+            grade,
+            timestamp: ts,
+            judge: judge.to_owned(),
+            event_id: event_id.map(str::to_owned),
+        }
+    }
+
+    fn tracker() -> JudgeTracker {
+        JudgeTracker::new(crate::judges::tracker::Settings {
+            families: vec!["llm:".to_owned()],
+            max_families: 8,
+            agreement_windows: Vec::new(),
+            max_age: 86_400_000,
+            head_queries: 10,
+            windows: vec![("5m".to_owned(), 300_000)],
+            bucket_ms: 60_000,
+            ks: vec![1],
+        })
+    }
+
+    #[test]
+    fn judgments_are_applied_only_once_asked() {
+        let mut s = scoring("pool");
+        let j = judgment("a", "x", 5, 2.0, None);
+        assert!(!s.judgments_in_core());
+        assert_eq!(s.judgment(&j, b"r", None), None);
+        assert_eq!((s.judgments.len(), s.judgment_ids()), (0, None));
+        s.apply_judgments(10);
+        assert!(s.judgments_in_core());
+        assert_eq!(s.judgment_ids(), Some((0, 0)));
+    }
+
+    #[test]
+    fn a_judgment_applied_in_the_core_hands_back_what_it_changed() {
+        let mut s = scoring("pool");
+        s.apply_judgments(10);
+        let mut t = tracker();
+        let first = judgment("a", "x", 5, 2.0, Some("e1"));
+        let applied = s.judgment(&first, b"{1}", Some(&mut t)).unwrap();
+        let want = Change {
+            query_id: "q".to_owned(),
+            doc_id: "a".to_owned(),
+            judges: vec![("x".to_owned(), 5, 2.0)],
+            version: 1,
+        };
+        assert_eq!(applied.outcome, Outcome::Accepted);
+        assert_eq!(applied.change, Some(want));
+        // the same event id again (another record): a duplicate, nothing changed
+        let again = s.judgment(&first, b"{2}", Some(&mut t)).unwrap();
+        assert_eq!((again.outcome, again.change), (Outcome::Duplicate, None));
+        // a second judge, then an older grade by the first (accepted, superseded: no change),
+        // then the same grade again under a new identity (accepted, no change)
+        let second = judgment("a", "llm:m", 7, 3.0, None);
+        let applied = s.judgment(&second, b"{3}", Some(&mut t)).unwrap();
+        let change = applied.change.unwrap();
+        assert_eq!(
+            (change.judges, change.version),
+            (
+                vec![("x".to_owned(), 5, 2.0), ("llm:m".to_owned(), 7, 3.0)],
+                2
+            )
+        );
+        let older = judgment("a", "x", 1, 0.0, None);
+        let applied = s.judgment(&older, b"{4}", Some(&mut t)).unwrap();
+        assert_eq!((applied.outcome, applied.change), (Outcome::Accepted, None));
+        let same = judgment("a", "x", 5, 2.0, Some("e2"));
+        let applied = s.judgment(&same, b"{5}", Some(&mut t)).unwrap();
+        assert_eq!((applied.outcome, applied.change), (Outcome::Accepted, None));
+        assert_eq!(s.judgments.version("q"), 2);
+        assert_eq!(s.judgments.grade("q", "a"), Some(2.5));
+        // the tracker was told each change: two families grade the doc, the newest time 7
+        let listener = t.listener();
+        assert_eq!(listener.families(), ["human", "llm:m"]);
+        assert_eq!((listener.newest(), listener.shared_pairs()), (Some(7), 1));
+        assert_eq!(s.judgment_ids(), Some((4, 0)));
+    }
+
+    #[test]
+    fn a_record_without_event_id_is_known_by_its_bytes_stripped() {
+        let mut s = scoring("pool");
+        s.apply_judgments(10);
+        let j = judgment("a", "x", 5, 2.0, None);
+        let raw = br#"{"type":"judgment"}"#;
+        assert_eq!(
+            s.judgment(&j, raw, None).unwrap().outcome,
+            Outcome::Accepted
+        );
+        // the same record with a line end (Python's `bytes.strip`): a duplicate
+        let crlf = br#" {"type":"judgment"}"#.iter().chain(b"\r\n").copied();
+        let crlf: Vec<u8> = crlf.collect();
+        assert_eq!(
+            s.judgment(&j, &crlf, None).unwrap().outcome,
+            Outcome::Duplicate
+        );
+        // another record of the same judgment: accepted (same grade: no change)
+        let other = br#"{"type": "judgment"}"#;
+        let applied = s.judgment(&j, other, None).unwrap();
+        assert_eq!((applied.outcome, applied.change), (Outcome::Accepted, None));
+    }
+
+    #[test]
+    fn the_identities_are_capped_the_oldest_forgotten_first() {
+        // as tests/unit/test_intake_contract.py: cap 2, a b c c a c
+        let mut s = scoring("pool");
+        s.apply_judgments(2);
+        let outcomes: Vec<Outcome> = ["a", "b", "c", "c", "a", "c"]
+            .iter()
+            .map(|doc| {
+                let j = judgment(doc, "", 0, 1.0, None);
+                let raw = format!("{{\"doc\":\"{doc}\"}}");
+                s.judgment(&j, raw.as_bytes(), None).unwrap().outcome
+            })
+            .collect();
+        use Outcome::{Accepted as A, Duplicate as D};
+        assert_eq!(outcomes, [A, A, A, D, A, D]);
+        assert_eq!(s.judgment_ids(), Some((2, 2)));
+        assert_eq!(s.judgments.len(), 3);
+    }
+
+    #[test]
+    fn judgments_applied_and_mirrored_keep_one_table() {
+        // the core applies some, the Python rules (a keyed topic) change others and are copied
+        // in: the table is the one both made, its versions growing past either's
+        let mut s = scoring("pool");
+        s.apply_judgments(10);
+        let j = judgment("a", "x", 5, 2.0, None);
+        assert!(s.judgment(&j, b"1", None).unwrap().change.is_some());
+        s.mirror("q", "a", &[("x".to_owned(), 1, 1.0)], 2); // a keyed value replaced it
+        s.mirror("q", "b", &[("k".to_owned(), 1, 3.0)], 3);
+        let j = judgment("a", "y", 6, 4.0, None);
+        let change = s.judgment(&j, b"2", None).unwrap().change.unwrap();
+        assert_eq!(
+            change.judges,
+            vec![("x".to_owned(), 1, 1.0), ("y".to_owned(), 6, 4.0)]
+        );
+        assert_eq!(change.version, 4, "past the version copied in");
+        s.mirror("q", "b", &[], 5); // a tombstone
+        let docs: Vec<String> = s
+            .judgments
+            .judges_of("q")
+            .into_iter()
+            .map(|d| d.0)
+            .collect();
+        assert_eq!((docs, s.judgments.version("q")), (vec!["a".to_owned()], 5));
+        // the judgments outlive a restart (a rebalance's re-read), and so do their identities
+        s.restart();
+        let again = judgment("a", "y", 6, 4.0, None);
+        assert_eq!(
+            s.judgment(&again, b"2", None).unwrap().outcome,
+            Outcome::Duplicate
+        );
     }
 }

@@ -85,6 +85,58 @@ impl JudgmentIds {
     }
 }
 
+/// What one judgment record changed in the table: `doc_id` of `query_id` holds `judges`
+/// (judge, timestamp, grade; in the table's order) after it, and the query's version is
+/// `version`: what the table's listener is told, and what a copy of the table takes
+/// ([`JudgmentStore::mirror`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub query_id: String,
+    pub doc_id: String,
+    pub judges: Vec<(String, i64, f64)>,
+    pub version: i64,
+}
+
+impl Change {
+    /// The state of `doc_id` of `query_id` in `store` now.
+    pub fn of(store: &JudgmentStore, query_id: &str, doc_id: &str) -> Self {
+        Change {
+            query_id: query_id.to_owned(),
+            doc_id: doc_id.to_owned(),
+            judges: store
+                .judges_of_doc(query_id, doc_id)
+                .map(|(judge, timestamp, grade)| (judge.to_owned(), timestamp, grade))
+                .collect(),
+            version: store.version(query_id),
+        }
+    }
+}
+
+/// What became of one judgment record applied by the rules: its outcome, and what it changed
+/// in the table (`None`: nothing: a duplicate, the same grade again, or a grade older than the
+/// judge's latest).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Applied {
+    pub outcome: Outcome,
+    pub change: Option<Change>,
+}
+
+/// `JudgmentRules.apply` of a record read outside a keyed topic, on `store` with the
+/// identities `ids`: a duplicate by its identity changes nothing; otherwise the table takes it
+/// (`JudgmentStore::apply`: the judge's later grade wins) and the record is accepted.
+pub fn apply_unkeyed(
+    ids: &mut JudgmentIds,
+    store: &mut JudgmentStore,
+    j: &JudgmentFields<'_>,
+    identity: Identity<'_>,
+) -> Outcome {
+    if !ids.add(identity) {
+        return Outcome::Duplicate;
+    }
+    store.apply(j.query_id, j.doc_id, j.judge, j.timestamp, j.grade, false);
+    Outcome::Accepted
+}
+
 /// One judgment's fields that the table reads.
 #[derive(Clone, Copy, Debug)]
 pub struct JudgmentFields<'a> {
@@ -116,12 +168,7 @@ impl JudgmentRules {
 
     /// The outcome of one judgment record read outside a keyed topic, by its identity.
     pub fn apply(&mut self, j: &JudgmentFields<'_>, identity: Identity<'_>) -> Outcome {
-        if !self.ids.add(identity) {
-            return Outcome::Duplicate;
-        }
-        self.store
-            .apply(j.query_id, j.doc_id, j.judge, j.timestamp, j.grade, false);
-        Outcome::Accepted
+        apply_unkeyed(&mut self.ids, &mut self.store, j, identity)
     }
 
     /// The outcome of one record of a keyed (compacted) judgment topic: its latest value is

@@ -229,9 +229,11 @@ impl JudgmentStore {
     /// Make `doc_id` of `query_id` hold exactly `judges` (judge, timestamp, grade), in that
     /// order (none: the doc is no longer judged), and give the query `version` (-1: it has no
     /// judgment left): a copy of another table's doc after it changed, so that this table
-    /// equals that one, its versions included (the native engine's copy of the Python
-    /// `JudgmentStore`, told each change by its listener). A doc judged anew goes last, and
-    /// the docs keep their order otherwise, as in the table copied.
+    /// equals that one, its versions included (the native engine's core and the Python
+    /// `JudgmentStore`, each told the changes the other makes). A doc judged anew goes last,
+    /// and the docs keep their order otherwise, as in the table copied. One change at a time:
+    /// the change stamp becomes `version`, or, for a query emptied (a delete: -1), grows by
+    /// one as the other table's did, so the versions the two give next are the same.
     pub fn mirror(
         &mut self,
         query_id: &str,
@@ -258,6 +260,7 @@ impl JudgmentStore {
             if let Some(query) = self.queries.remove(query_id) {
                 self.entries -= query.docs.iter().map(|(_, j)| j.len()).sum::<usize>();
             }
+            self.stamp += 1;
             return;
         }
         let query = self.queries.entry(query_id.to_owned()).or_default();
@@ -465,6 +468,8 @@ mod tests {
             assert!(a.delete(q, d, j));
             copy(&a, &mut b, q, d);
             assert_eq!(state(&a, &["q", "p"]), state(&b, &["q", "p"]));
+            // the change stamps too (a query emptied included): the versions given next agree
+            assert_eq!(b.stamp, a.stamp);
         }
         a.apply("q", "b", "j3", 9, 1.5, false);
         copy(&a, &mut b, "q", "b");

@@ -4,11 +4,12 @@
 //! Python has to act, and hands back what Python does for them, in record order.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
-use crate::join::batch::{self, Batch, Dues, Effect, Inline, Records};
+use crate::join::batch::{self, Batch, Dues, Effect, Inline, Judgments, Records};
 use crate::join::core::Core;
+use crate::judgment_rules::Applied;
 
 /// The records of one source being offered: `rows` of `(value: bytes | None, offset,
 /// record_ms)` in order (a None value is the empty record), and what `NativePipeline.offer`
@@ -94,7 +95,8 @@ impl RecordBatch {
 }
 
 /// One effect as Python applies it: `(0, index, reason, detail, field)` an invalid record
-/// counted; `(1, index, counted)` a judgment; `(2, ts)` `on_seconds`; `(3, ts, offset)`
+/// counted; `(1, index, counted, outcome, change)` a judgment (`outcome` None: not applied in
+/// the core; `change`: see [`judgment_change`]); `(2, ts)` `on_seconds`; `(3, ts, offset)`
 /// `Recovery.note_offset`; `(4, [seq...])` lists evicted; `(5, counter, kind)` an intake
 /// key's first count (counter 0 accepted, 1 duplicate, 2 late; kind 0 impression, 1 click).
 fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
@@ -105,7 +107,17 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
             detail,
             field,
         } => (0, index, reason, detail, field).into_bound_py_any(py),
-        Effect::Judgment { index, counted } => (1, index, counted).into_bound_py_any(py),
+        Effect::Judgment {
+            index,
+            counted,
+            applied,
+        } => {
+            let (outcome, change) = match applied {
+                None => (None, py.None().into_bound(py)),
+                Some(a) => (Some(a.outcome.as_str()), judgment_change(py, a)?),
+            };
+            (1, index, counted, outcome, change).into_bound_py_any(py)
+        }
         Effect::Seconds { ts } => (2, ts).into_bound_py_any(py),
         Effect::Note { ts, offset } => (3, ts, offset).into_bound_py_any(py),
         Effect::Evicted(seqs) => (4, seqs).into_bound_py_any(py),
@@ -113,26 +125,40 @@ fn effect<'py>(py: Python<'py>, e: Effect) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
+/// What a judgment applied in the core changed, as `JudgmentStore.mirror` takes it: `(query_id,
+/// doc_id, {judge: (timestamp, grade)}, version)` (the judges in the table's order); None:
+/// nothing changed.
+pub(crate) fn judgment_change<'py>(py: Python<'py>, a: Applied) -> PyResult<Bound<'py, PyAny>> {
+    let Some(c) = a.change else {
+        return Ok(py.None().into_bound(py));
+    };
+    let judges = PyDict::new(py);
+    for (judge, timestamp, grade) in c.judges {
+        judges.set_item(judge, (timestamp, grade))?;
+    }
+    (c.query_id, c.doc_id, judges, c.version).into_bound_py_any(py)
+}
+
 /// `EngineCore.offer_batch`: run `batch` on from where it stopped, with the GIL released,
-/// given `_due` and `_early_due` (None: never). Returns `(watermark, due, early_due,
+/// given `_due` and `_early_due` (`dues`; None: never). Returns `(watermark, due, early_due,
 /// effects)`: the watermark that reached a due point (None: every record run), the due points
 /// as the records run left them, and the effects of those records (None: none).
 /// `evicted` is told the sequence number of every list the records evicted over the cap
-/// (the engine drops what it keeps of them) before the effects are handed out. `inline`: the
-/// loop handles due points itself (`batch::run_inline`).
+/// (the engine drops what it keeps of them) before the effects are handed out; a judgment is
+/// applied to `judgments` at its record. `inline`: the loop handles due points itself
+/// (`batch::run_inline`; its `at` then applies the judgments).
 pub(crate) fn offer_batch<'py>(
     py: Python<'py>,
     core: &mut Core,
     batch: &Bound<'py, RecordBatch>,
-    due: Option<i64>,
-    early_due: Option<i64>,
+    mut dues: Dues,
     inline: Option<Inline<'_>>,
     evicted: &mut dyn FnMut(u64),
+    judgments: &mut dyn Judgments,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut guard = batch.borrow_mut();
     let b = &mut guard.batch;
-    let mut dues = Dues { due, early_due };
-    let stop = py.detach(|| batch::run_inline(core, b, &mut dues, inline));
+    let stop = py.detach(|| batch::run_inline(core, b, &mut dues, judgments, inline));
     b.judgment_unapplied = false; // (handed to Python with the effects below)
     let effects = if b.effects.is_empty() {
         py.None().into_bound(py)

@@ -12,12 +12,17 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
+use crate::core_scoring::CoreScoring;
 use crate::core_sums::CoreSums;
+use crate::decode::Judgment;
+use crate::join::batch::{Dues, Judgments};
 use crate::join::core::{Answer, Core, Format, Settings};
 use crate::join::grades::InteractionGrades;
 use crate::join::open_list::OpenList;
 use crate::judges::tracker::{JudgeTracker, Settings as JudgesSettings};
+use crate::judgment_rules::Applied;
 use crate::mapped::MappedDecoder;
+use crate::python_batch::judgment_change;
 use crate::python_join::list_fields;
 use crate::python_judges::{view_rows, CoverageRow, FreshnessRow};
 use crate::python_scored_lists::{ScoredLists, ScoringOptions};
@@ -38,6 +43,33 @@ pub struct EngineCore {
     /// lists the batch loop finalized that need the Python back half: the next
     /// `finalize_folded` hands them first (docs/native.md "A batch that stops per bucket")
     held: Vec<OpenList>,
+}
+
+/// The core's judgment table (in its scoring step) and judge tracker (in its fold), as a
+/// judgment record is applied to them (docs/native.md "Judgments applied in the core").
+struct CoreJudgments<'a> {
+    scoring: Option<&'a mut CoreScoring>,
+    tracker: Option<&'a mut JudgeTracker>,
+}
+
+impl<'a> CoreJudgments<'a> {
+    fn of(scored: &'a mut Option<ScoredLists>, fold: &'a mut Option<CoreFold>) -> Self {
+        CoreJudgments {
+            scoring: scored.as_mut().map(ScoredLists::scoring),
+            tracker: fold.as_mut().map(|f| &mut f.tracker),
+        }
+    }
+}
+
+impl Judgments for CoreJudgments<'_> {
+    fn judgments_in_core(&self) -> bool {
+        self.scoring.as_ref().is_some_and(|s| s.judgments_in_core())
+    }
+
+    fn apply(&mut self, judgment: &Judgment, raw: &[u8]) -> Option<Applied> {
+        let scoring = self.scoring.as_mut()?;
+        scoring.judgment(judgment, raw, self.tracker.as_deref_mut())
+    }
 }
 
 fn no_fold() -> PyErr {
@@ -135,8 +167,14 @@ impl EngineCore {
     /// One record: `(outcome, kind, ts, watermark, extra)`: kind "impression", "click" or
     /// "judgment"; or `("invalid", reason, field, None, detail)` (`field`: the JSON Pointer
     /// of a mapped record's field that did not map, else ""); `extra`: for an impression,
-    /// the `(outcome, counted)` of each waiting click it resolved (None when none).
-    #[pyo3(signature = (raw, source, record_ms = -1, horizon_before = None, counted = true))]
+    /// the `(outcome, counted)` of each waiting click it resolved (None when none). A judgment
+    /// is applied here when `judgments_in_core` and not `keyed` (a record of a keyed judgment
+    /// topic: the Python rules apply it): its outcome "accepted" or "duplicate", `extra` what
+    /// it changed (`(query_id, doc_id, judges, version)`, else None); otherwise its outcome is
+    /// "judgment" (Python applies it).
+    #[pyo3(signature = (raw, source, record_ms = -1, horizon_before = None, counted = true,
+        keyed = false))]
+    #[allow(clippy::too_many_arguments)]
     fn offer<'py>(
         &mut self,
         py: Python<'py>,
@@ -145,14 +183,31 @@ impl EngineCore {
         record_ms: i64,
         horizon_before: Option<i64>,
         counted: bool,
+        keyed: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let step = self
             .core
             .step(raw, source, record_ms, horizon_before, counted);
+        let mut change = None;
         let (outcome, kind) = match step.answer {
             Answer::Impression(o) => (o.as_str(), "impression"),
             Answer::Click(o) => (o.as_str(), "click"),
-            Answer::Judgment => ("judgment", "judgment"),
+            Answer::Judgment => {
+                let applied = match (&step.judgment, keyed) {
+                    (Some(j), false) => {
+                        CoreJudgments::of(&mut self.scored, &mut self.fold).apply(j, raw)
+                    }
+                    _ => None,
+                };
+                match applied {
+                    None => ("judgment", "judgment"),
+                    Some(a) => {
+                        let outcome = a.outcome.as_str();
+                        change = Some(judgment_change(py, a)?);
+                        (outcome, "judgment")
+                    }
+                }
+            }
             Answer::Invalid { reason, detail } => {
                 let none = py.None().into_bound(py);
                 return PyTuple::new(
@@ -167,7 +222,9 @@ impl EngineCore {
                 );
             }
         };
-        let extra = if step.resolved.is_empty() {
+        let extra = if let Some(change) = change {
+            change
+        } else if step.resolved.is_empty() {
             py.None().into_bound(py)
         } else {
             let out = PyList::empty(py);
@@ -238,6 +295,35 @@ impl EngineCore {
         };
         self.scored = Some(ScoredLists::new(py, options)?);
         Ok(())
+    }
+
+    /// From now on the judgment records read outside keyed topics are applied here, by the
+    /// rules of `JudgmentRules.apply` (identities remembered up to `max_judgment_ids`), to the
+    /// table scoring reads and the judge tracker, at the record (`offer`, `offer_batch`); the
+    /// changes the Python rules make (keyed topics) are still copied in by `mirror_judgment`.
+    /// After `set_scoring` (and `set_fold`, for the tracker).
+    fn apply_judgments(&mut self, max_judgment_ids: usize) -> PyResult<()> {
+        let scored = self
+            .scored
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("apply_judgments: call set_scoring first"))?;
+        scored.scoring().apply_judgments(max_judgment_ids);
+        Ok(())
+    }
+
+    /// The judgment records read outside keyed topics are applied here (`apply_judgments`).
+    #[getter(judgments_in_core)]
+    fn py_judgments_in_core(&mut self) -> bool {
+        self.judgments_in_core()
+    }
+
+    /// The identities of the judgments applied here: (remembered, forgotten over the cap);
+    /// None: judgments are not applied here.
+    #[getter]
+    fn judgment_ids(&mut self) -> Option<(usize, u64)> {
+        self.scored
+            .as_mut()
+            .and_then(|s| s.scoring().judgment_ids())
     }
 
     /// The Python judgment table changed `doc_id` of `query_id`: it holds `judges` (judge,
@@ -715,20 +801,24 @@ impl EngineCore {
         let (Some((consumers_due, signals_due, stop_at_judgment)), Some(scored), Some(fold)) =
             (inline, self.scored.as_mut(), self.fold.as_mut())
         else {
-            let scored = &mut self.scored;
-            return crate::python_batch::offer_batch(
+            let mut evicted = Vec::new();
+            let mut judgments = CoreJudgments::of(&mut self.scored, &mut self.fold);
+            let out = crate::python_batch::offer_batch(
                 py,
                 &mut self.core,
                 batch,
-                due,
-                early_due,
+                Dues { due, early_due },
                 None,
-                &mut |seq| {
-                    if let Some(scored) = scored.as_mut() {
-                        scored.scoring().forget(seq);
-                    }
-                },
+                &mut |seq| evicted.push(seq),
+                &mut judgments,
             );
+            // (the lists evicted: their early judged scores go before Python reads the effects)
+            if let Some(scored) = self.scored.as_mut() {
+                evicted
+                    .into_iter()
+                    .for_each(|seq| scored.scoring().forget(seq));
+            }
+            return out;
         };
         if !self.sums.inline {
             return Err(PyValueError::new_err(
@@ -752,10 +842,10 @@ impl EngineCore {
             py,
             &mut self.core,
             batch,
-            due,
-            early_due,
+            Dues { due, early_due },
             Some(inline),
             &mut |_| {}, // (no Evicted effect inline: `InlineDue::evicted`)
+            &mut (),     // (the inline `at` applies the judgments)
         )
     }
 }
@@ -768,6 +858,20 @@ struct InlineDue<'a> {
     sums: &'a mut CoreSums,
     held: &'a mut Vec<OpenList>,
     persisted: Option<&'a HashMap<String, i64>>,
+}
+
+/// The judgment records of an inline batch go to the same table and tracker as
+/// [`CoreJudgments`]' (held here, for the loop's finalization).
+impl Judgments for InlineDue<'_> {
+    fn judgments_in_core(&self) -> bool {
+        self.scored.judgments_in_core()
+    }
+
+    fn apply(&mut self, judgment: &Judgment, raw: &[u8]) -> Option<Applied> {
+        self.scored
+            .scoring()
+            .judgment(judgment, raw, Some(&mut self.fold.tracker))
+    }
 }
 
 impl crate::join::batch::AtDue for InlineDue<'_> {
@@ -804,6 +908,14 @@ impl EngineCore {
         self.sums
             .of(relevance)
             .ok_or_else(|| PyValueError::new_err(format!("{relevance} is not summed here")))
+    }
+
+    /// The judgment records read outside keyed topics are applied in the core, at the record
+    /// (docs/native.md "Judgments applied in the core"): the batch loop need not return to
+    /// Python at a judgment.
+    pub fn judgments_in_core(&mut self) -> bool {
+        let judgments = CoreJudgments::of(&mut self.scored, &mut self.fold);
+        judgments.judgments_in_core()
     }
 }
 

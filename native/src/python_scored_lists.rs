@@ -220,6 +220,11 @@ impl ScoredLists {
         &mut self.scoring
     }
 
+    /// [`CoreScoring::judgments_in_core`].
+    pub fn judgments_in_core(&self) -> bool {
+        self.scoring.judgments_in_core()
+    }
+
     /// Each finalized list as `list_fields`, its sequence number, whether the early judged
     /// pass took it, and its `ScoredList` (implicit, judged; `interleaved` left to Python).
     pub fn finalized<'py>(

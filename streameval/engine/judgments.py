@@ -7,10 +7,24 @@ compaction keeps it, and a tombstone deletes what the key's latest value set.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from streameval.events.decode import dedup_key
 from streameval.events.models import Judgment
 from streameval.join import JudgmentIds, JudgmentStore
 from streameval.values import ACCEPTED, DUPLICATE, Outcome
+
+
+class Identities(Protocol):
+    """The identities of the judgments read outside keyed topics (:class:`JudgmentIds`; the
+    native engine's are its core's: ``native_pipeline.CoreIdentities``)."""
+
+    @property
+    def forgotten(self) -> int: ...
+
+    def add(self, identity: str | bytes) -> bool: ...
+
+    def __len__(self) -> int: ...
 
 
 class JudgmentRules:
@@ -21,7 +35,7 @@ class JudgmentRules:
     def __init__(self, max_judgment_ids: int) -> None:
         self.store = JudgmentStore()
         # identities of the judgments read outside keyed judgment topics (DESIGN §2)
-        self.ids = JudgmentIds(max_judgment_ids)
+        self.ids: Identities = JudgmentIds(max_judgment_ids)
         # per key of a compacted judgment topic: the judgment its latest value set
         self._keys: dict[bytes, tuple[str, str, str]] = {}
 

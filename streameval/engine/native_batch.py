@@ -31,7 +31,8 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 class NativeBatches(Coordinator):
     """``offer_batch`` of the native engine, over what :class:`.native_pipeline.NativePipeline`
-    provides (its core, its join, its per-record answers to a judgment and an invalid record)."""
+    provides (its core, its join, its answers to a judgment the core applied and to an invalid
+    record)."""
 
     if TYPE_CHECKING:
         _core: Any
@@ -39,6 +40,8 @@ class NativeBatches(Coordinator):
         _formats_told: set[str]
 
         def _tell_format(self, source: str) -> None: ...
+
+        def _judgment_applied(self, answer: str, change: Any, count: bool) -> Offered: ...
 
         def _judgment(
             self, raw: bytes, source: str, offset: int, count: bool, judgment_key: bytes | None
@@ -55,8 +58,9 @@ class NativeBatches(Coordinator):
         run by ``EngineCore.offer_batch`` with the GIL released, in as few calls as the stream
         allows: the core stops after a record whose watermark reaches ``_early_due`` or
         ``_due`` (the early judged pass and :meth:`_advance` run here, then the core goes on);
-        what Python does for the records in between (judgments, dead letters, ``on_seconds``,
-        recovery notes, evictions) comes back as effects in record order, applied before that;
+        what Python does for the records in between (what a judgment applied in the core
+        changed, dead letters, ``on_seconds``, recovery notes, evictions) comes back as effects
+        in record order, applied before that;
         their intake counts once at the end (docs/native.md "The record path in batches")."""
         rows = rows if type(rows) is list else list(rows)
         if not rows:
@@ -83,9 +87,6 @@ class NativeBatches(Coordinator):
         finally:  # (also when a callback raised: the records the core ran are counted)
             self._end_batch(batch, source)
 
-    #: the core applies judgment records itself (wt-judgments' ``judgments_in_core``): a
-    #: batch that finalizes inline need not stop after each judgment record
-    judgments_in_core = False
     #: the times a batch stopped for Python, since start (docs/native.md "A batch that stops
     #: per bucket")
     batch_stops = 0
@@ -100,14 +101,15 @@ class NativeBatches(Coordinator):
     def _inline_args(self) -> dict[str, Any]:
         """``EngineCore.offer_batch``'s ``inline`` and ``persisted``: where the loop must stop
         for Python (the consumers' next bucket, the judge tracker's eviction in Python, a due
-        point after a judgment record unless the core applies them)."""
+        point after a judgment record the core did not apply: none, as it applies those read
+        outside keyed topics, docs/native.md "Judgments applied in the core")."""
         consumers_due = self._consumers_due
         signals_due = self._signals.judges.evict_due
         return {
             "inline": (
                 _I64_MIN if consumers_due == -math.inf else int(consumers_due),
                 _I64_MAX if signals_due == math.inf else int(signals_due),
-                not self.judgments_in_core,
+                True,  # (stop at a due point after a judgment the core did not apply)
             ),
             "persisted": self._persisted_before or None,
         }
@@ -117,8 +119,8 @@ class NativeBatches(Coordinator):
         :meth:`_advance` as ``offer`` runs them. With :meth:`_batch_inline`, the core finalizes
         and folds at due points itself and stops only where Python acts: the horizon entering
         a bucket (the consumers), the early judged pass (once per bucket), lists that need the
-        Python back half, and a due point after a judgment record (unless
-        ``judgments_in_core``: Python applies it before lists are scored)."""
+        Python back half, and a due point after a judgment record the core did not apply
+        (Python applies it before lists are scored)."""
         run, inf = self._core.offer_batch, math.inf
         inline = self._batch_inline()
         while True:
@@ -180,9 +182,12 @@ class NativeBatches(Coordinator):
             elif what == _TOUCH:  # an intake key first counted here: made in the same order
                 counter = (intake.accepted, intake.duplicate, intake.late)[effect[1]]
                 counter[_KINDS[effect[2]]] += 0
-            elif what == _JUDGMENT:
-                value, offset, _ = rows[effect[1]]
-                self._judgment(value or b"", source, offset, effect[2], None)
+            elif what == _JUDGMENT:  # (1, index, counted, outcome, change)
+                if effect[3] is None:  # not applied in the core: the Python rules apply it
+                    value, offset, _ = rows[effect[1]]
+                    self._judgment(value or b"", source, offset, effect[2], None)
+                else:
+                    self._judgment_applied(effect[3], effect[4], effect[2])
             elif what == _INVALID:
                 value, offset, _ = rows[effect[1]]
                 invalid = Invalid(effect[2], effect[3], effect[4])

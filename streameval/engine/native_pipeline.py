@@ -7,9 +7,11 @@ scoring of each list (both relevance sources, against a copy of the judgment tab
 docs/native.md "Lists scored in the core"). What follows per scored list is the Python reference
 code of :mod:`.coordinator`, the same objects and calls as :class:`~.pipeline.Pipeline` (trust
 signals, interleaving, windows, totals, consumers, recovery), so the two engines agree there by
-construction; ``tests/unit/test_native_engine.py`` checks the whole. A judgment is recognised
-natively and applied by the Python rules (its record decoded once more by the source's Python
-decoder: the judge tracker and the core's copy listen to the Python table).
+construction; ``tests/unit/test_native_engine.py`` checks the whole. A judgment read outside a
+keyed topic is applied in the core (its table and judge tracker), and what it changed set in the
+Python table, which snapshots, checkpoints and the Python judge tracker read; a record of a
+keyed judgment topic is decoded once more by the source's Python decoder and applied by the
+Python rules, each change copied into the core (docs/native.md "Judgments applied in the core").
 """
 
 from __future__ import annotations
@@ -37,6 +39,29 @@ NativeFormat = tuple[str, str | None]
 FormatFor = Callable[[str], NativeFormat]
 
 _OUTCOMES = {o.value: o for o in Outcome}
+#: what a judgment applied in the core changed: ``JudgmentStore.mirror``'s arguments
+Change = tuple[str, str, dict[str, tuple[int, float]], int]
+
+
+class CoreIdentities:
+    """The identities of the judgments the core applies (``EngineCore.judgment_ids``), where
+    the Python rules' :class:`~streameval.join.JudgmentIds` is read (the snapshot's
+    ``forgotten_ids``)."""
+
+    __slots__ = ("_core",)
+
+    def __init__(self, core: Any) -> None:
+        self._core = core
+
+    @property
+    def forgotten(self) -> int:
+        return int(self._core.judgment_ids[1])
+
+    def add(self, identity: str | bytes) -> bool:
+        raise RuntimeError("judgments read outside keyed topics are applied in the core")
+
+    def __len__(self) -> int:
+        return int(self._core.judgment_ids[0])
 
 
 class NativePipeline(NativeBatches, CoreFolds):
@@ -89,11 +114,13 @@ class NativePipeline(NativeBatches, CoreFolds):
         self._formats_told: set[str] = set()
 
     def _score_in(self, core: Any) -> None:
-        """The core scores the lists (``ListScorer``'s settings), against a copy of the
-        judgment table: each change of the Python table (its ``listener``, after the judge
-        tracker's) is copied there with the query's version, so that the two tables, and the
-        reuse of early judged scores, agree (the Python table stays the one the rules apply to,
-        the judge tracker and snapshots read)."""
+        """The core scores the lists (``ListScorer``'s settings) against its judgment table,
+        kept equal to the Python one, versions included (so the reuse of early judged scores
+        agrees): the judgments read outside keyed topics are applied there (``offer``,
+        ``offer_batch``; what each changed is set in the Python table:
+        :meth:`_judgment_applied`), and each change the Python rules make (keyed topics,
+        tombstones) is copied there (``copy_to``). The Python table stays the one snapshots,
+        checkpoints and the Python judge tracker read."""
         from streameval import native  # (built: the caller checked, engine.select)
 
         no_interaction, unjudged = self._scorer.shared_sources
@@ -104,18 +131,17 @@ class NativePipeline(NativeBatches, CoreFolds):
             no_interaction=no_interaction,
             unjudged_source=unjudged,
         )
+        core.apply_judgments(self._settings.max_judgment_ids)
+        self._rules.ids = CoreIdentities(core)
         store = self._judgments
-        told = store.listener
         judges_of, version, mirror = store.judges_of, store.version, core.mirror_judgment
 
         def changed(query_id: str, doc_id: str) -> None:
-            if told is not None:
-                told(query_id, doc_id)
             judges = judges_of(query_id).get(doc_id)
             entries = [] if judges is None else [(j, t, g) for j, (t, g) in judges.items()]
             mirror(query_id, doc_id, entries, version(query_id))
 
-        store.listener = changed
+        store.copy_to = changed
 
     def _tell_format(self, source: str) -> None:
         fmt, mapping = ("auto", None) if self._format_for is None else self._format_for(source)
@@ -136,14 +162,21 @@ class NativePipeline(NativeBatches, CoreFolds):
         if source not in self._formats_told:
             self._tell_format(source)
         answer, kind, ts, watermark, extra = self._core.offer(
-            raw, source, record_ms, None if counted_before is None else counted_before[0], count
+            raw,
+            source,
+            record_ms,
+            None if counted_before is None else counted_before[0],
+            count,
+            judgment_key is not None,
         )
         if offset >= 0:
             self._next_offset[source] = offset + 1
         if answer == "invalid":  # (ts: the field of a mapped record)
             return self._invalid(raw, Invalid(kind, extra, ts), source, offset, count)
         if kind == "judgment":
-            return self._judgment(raw, source, offset, count, judgment_key)
+            if answer == "judgment":  # a keyed topic's record: the Python rules apply it
+                return self._judgment(raw, source, offset, count, judgment_key)
+            return self._judgment_applied(answer, extra, count)
         outcome = _OUTCOMES[answer]
         if ts < SECONDS_BELOW_MS and self._on_seconds is not None and ts >= 0:
             self._on_seconds(ts, source)
@@ -173,10 +206,20 @@ class NativePipeline(NativeBatches, CoreFolds):
                 self._advance(watermark)
         return OFFERED[outcome, kind]
 
+    def _judgment_applied(self, answer: str, change: Change | None, count: bool) -> Offered:
+        """A judgment the core applied: ``answer`` its outcome, ``change`` what it changed
+        (set in the Python table, whose listener, the judge tracker, is told)."""
+        if change is not None:
+            self._judgments.mirror(*change)
+        outcome = _OUTCOMES[answer]
+        self._intake.count(outcome, "judgment", count)
+        return OFFERED[outcome, "judgment"]
+
     def _judgment(
         self, raw: bytes, source: str, offset: int, count: bool, judgment_key: bytes | None
     ) -> Offered:
-        """A record the core found a judgment: applied by the Python rules."""
+        """A record of a keyed judgment topic the core found a judgment: applied by the Python
+        rules (each change copied into the core)."""
         event = self._decoders[source](raw)  # the rules take the Python model
         if type(event) is not Judgment:  # (the decoders agree: tests/unit/test_native_*)
             # were they ever to differ, the Python decoder's answer is the reference

@@ -34,7 +34,7 @@ class _Query:
 
 
 class JudgmentStore:
-    __slots__ = ("_entries", "_queries", "_stamp", "listener")
+    __slots__ = ("_entries", "_queries", "_stamp", "copy_to", "listener")
 
     def __init__(self) -> None:
         self._queries: dict[str, _Query] = {}
@@ -43,6 +43,10 @@ class JudgmentStore:
         #: told (query_id, doc_id) after every change of that doc's grades (the judge
         #: families' bookkeeping, :mod:`streameval.judges`); None: nobody listens
         self.listener: Callable[[str, str], None] | None = None
+        #: told (query_id, doc_id) after ``listener`` of every change made here (``apply``,
+        #: ``delete``), not of one copied in (:meth:`mirror`): a copy of this table kept
+        #: elsewhere (the native engine's core); None: none
+        self.copy_to: Callable[[str, str], None] | None = None
 
     def apply(self, judgment: Judgment, *, replace: bool = False) -> bool:
         """Record a judgment; False when it changes nothing (the same grade and time again).
@@ -71,7 +75,45 @@ class JudgmentStore:
         query.version = self._stamp
         if self.listener is not None:
             self.listener(judgment.query_id, judgment.doc_id)
+        if self.copy_to is not None:
+            self.copy_to(judgment.query_id, judgment.doc_id)
         return True
+
+    def mirror(
+        self, query_id: str, doc_id: str, judges: dict[str, tuple[int, float]], version: int
+    ) -> None:
+        """Make ``doc_id`` of ``query_id`` hold exactly ``judges`` (judge -> (timestamp, grade),
+        in the order the judges were first read, as :meth:`judges_of` gives them; taken as it
+        is, not copied; empty: the doc is no longer judged) and give the query ``version`` (-1:
+        it has no judgment left): a change made in the table ``copy_to`` keeps (the native
+        engine's core applies the judgments read outside keyed topics: docs/native.md
+        "Judgments applied in the core"), so this table equals that one, its versions
+        included. A doc judged anew goes last, as ``apply`` puts it. One change at a time: the
+        change stamp becomes ``version``, or grows by one for a query emptied (as ``delete``
+        makes it grow), so the versions the two tables give next are the same. Tells
+        ``listener``, not ``copy_to`` (the change comes from there)."""
+        query = self._queries.get(query_id)
+        if query is None:
+            query = self._queries[sys.intern(query_id)] = _Query(version)
+        docs = query.docs
+        before = docs.get(doc_id)
+        if before is not None:
+            self._entries -= len(before)
+        if judges:
+            docs[doc_id if before is not None else sys.intern(doc_id)] = judges
+            self._entries += len(judges)
+        elif before is not None:
+            del docs[doc_id]
+        if version < 0 or not docs:
+            del self._queries[query_id]
+            self._stamp += 1
+        else:
+            query.means = None
+            query.pool = None
+            query.version = version
+            self._stamp = max(self._stamp, version)
+        if self.listener is not None:
+            self.listener(query_id, doc_id)
 
     def version(self, query_id: str) -> int:
         """A stamp that changes whenever ``query_id``'s judgments change (-1: it has none), so a
@@ -118,6 +160,8 @@ class JudgmentStore:
         query.version = self._stamp
         if self.listener is not None:
             self.listener(query_id, doc_id)
+        if self.copy_to is not None:
+            self.copy_to(query_id, doc_id)
         return True
 
     def judges_of(self, query_id: str) -> Mapping[str, Mapping[str, tuple[int, float]]]:

@@ -36,7 +36,7 @@ from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
 from streameval.events.decode import Invalid
 from streameval.events.formats import Formats
-from streameval.values import INVALID
+from streameval.values import ACCEPTED, INVALID
 from streameval.windows.persisted import decode_bucket, encode_bucket
 from tests.ci import require_native
 from tests.unit.events.test_mapping import SHOP
@@ -367,16 +367,27 @@ def test_a_simulator_restore_round_trip_gives_the_same_figures() -> None:
 
 
 def test_a_judgment_the_python_decoder_refuses_is_invalid_as_python_says() -> None:
-    """A judgment is applied through the source's Python decoder: were it ever to refuse what
-    the native one took, its answer is the one given (counted, dead-lettered), never a crash."""
+    """A record of a keyed judgment topic is applied through the source's Python decoder (by
+    the Python rules): were it ever to refuse what the native one took, its answer is the one
+    given (counted, dead-lettered), never a crash. A judgment read outside a keyed topic is
+    decoded once, natively, and applied in the core (docs/native.md "Judgments applied in the
+    core"): the Python decoder is not asked (the decoders agree: test_native_decode*.py)."""
     dead: list[object] = []
+    asked: list[bytes] = []
     refused = Invalid("schema", "refused by the Python decoder")
+
+    def refuse(raw: bytes) -> Invalid:
+        asked.append(raw)
+        return refused
+
     p = NativePipeline(
         Settings().evaluation,
-        decoder_for=lambda source: lambda raw: refused,
+        decoder_for=lambda source: refuse,
         dead_letter=lambda raw, why, source, offset: dead.append((why, source, offset)),
     )
-    answer = p.offer(JUDGMENTS[0], "j", 3)
+    answer = p.offer(JUDGMENTS[0], "j", 3, judgment_key=b"k")
     assert (answer.outcome, answer.invalid) == (INVALID, refused)
     assert dead == [(refused, "j", 3)]
     assert p.snapshot().intake.invalid == {"schema": 1}
+    assert p.offer(JUDGMENTS[0], "j", 4).outcome is ACCEPTED
+    assert asked == [JUDGMENTS[0]]  # (the keyed record's only)

@@ -5,13 +5,40 @@
 //! click, evictions over the cap). The loop stops, and hands back to Python, after a record
 //! whose watermark reaches `_early_due` or `_due` (Python runs the early judged pass and
 //! `_advance` there, which change the due points, then calls again); what Python must do that
-//! does not feed back into the loop (judgments, dead letters, `on_seconds`, recovery notes,
-//! evicted lists, the first count of each intake key) is kept as [`Effect`]s, in record order,
-//! for Python to apply before it acts at the stop. Pure Rust: no Python object is read here, so
-//! the binding runs it with the GIL released.
+//! does not feed back into the loop (dead letters, `on_seconds`, recovery notes, evicted lists,
+//! the first count of each intake key, what a judgment changed) is kept as [`Effect`]s, in
+//! record order, for Python to apply before it acts at the stop. A judgment record is applied
+//! to the core's judgment table at the record ([`Judgments`], when `judgments_in_core`:
+//! docs/native.md "Judgments applied in the core"). Pure Rust: no Python object is read here,
+//! so the binding runs it with the GIL released.
 
+use crate::decode::Judgment;
 use crate::join::core::{Answer, Core};
 use crate::join::Outcome;
+use crate::judgment_rules::Applied;
+
+/// The judgment table a judgment record is applied to in the loop: the one scoring reads, and
+/// its judge tracker (`EngineCore`'s: `CoreScoring::judgment`).
+pub trait Judgments: Send {
+    /// The judgment records read outside keyed topics are applied in the core: each is in the
+    /// table at its record, so the loop need not return to Python at one.
+    fn judgments_in_core(&self) -> bool;
+
+    /// Apply one judgment record (`raw`: as read); `None` when judgments are not applied in the
+    /// core (Python applies it: [`Effect::Judgment`] without `applied`).
+    fn apply(&mut self, judgment: &Judgment, raw: &[u8]) -> Option<Applied>;
+}
+
+/// No judgment table in the core (a core that only joins).
+impl Judgments for () {
+    fn judgments_in_core(&self) -> bool {
+        false
+    }
+
+    fn apply(&mut self, _: &Judgment, _: &[u8]) -> Option<Applied> {
+        None
+    }
+}
 
 /// The records of a batch, copied into one owned buffer (readable without the GIL).
 #[derive(Debug, Default)]
@@ -54,7 +81,7 @@ impl Records {
     }
 }
 
-/// The event types the loop counts (judgments are counted by Python, which applies them).
+/// The event types the loop counts (judgments are counted by Python, from their effect).
 pub const IMPRESSION: usize = 0;
 pub const CLICK: usize = 1;
 
@@ -87,8 +114,14 @@ pub enum Effect {
         detail: String,
         field: String,
     },
-    /// a judgment: decoded by the source's Python decoder, applied by `JudgmentRules`
-    Judgment { index: usize, counted: bool },
+    /// a judgment: `applied` in the core (its outcome, to count when `counted`; what it
+    /// changed, for the Python table and its listener), else (`None`) to decode with the
+    /// source's Python decoder and apply by `JudgmentRules`
+    Judgment {
+        index: usize,
+        counted: bool,
+        applied: Option<Applied>,
+    },
     /// an event time in epoch seconds: `on_seconds(ts, source)`
     Seconds { ts: i64 },
     /// `Recovery.note_offset(source, ts, offset)` (only when the bucket or source changed)
@@ -131,8 +164,9 @@ pub struct Batch {
 
 /// What the loop does itself at a due point when the engine declares it can (docs/native.md
 /// "A batch that stops per bucket"): `Coordinator._advance`'s per-list work, on the state the
-/// engine keeps beside the join (scoring, the fold, the consumers' sums).
-pub trait AtDue {
+/// engine keeps beside the join (scoring, the fold, the consumers' sums); as it holds the
+/// judgment table and the judge tracker, it applies the judgment records too ([`Judgments`]).
+pub trait AtDue: Judgments {
     /// Finalize and fold every list due at `watermark`; false when they need the Python back
     /// half (held for it: the loop stops, and Python's `_advance` takes them first).
     fn finalize(&mut self, core: &mut Core, watermark: i64) -> bool;
@@ -235,22 +269,30 @@ impl Batch {
 
 /// Run the batch's records from `batch.next` on, as `NativePipeline.offer` would one by one,
 /// until one leaves a watermark at or past a due point: Some(that watermark), the record
-/// run (Python acts, then calls again); None: every record run.
-pub fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
-    run_inline(core, batch, dues, None)
+/// run (Python acts, then calls again); None: every record run. A judgment is applied to
+/// `judgments` at its record.
+pub fn run(
+    core: &mut Core,
+    batch: &mut Batch,
+    dues: &mut Dues,
+    judgments: &mut dyn Judgments,
+) -> Option<i64> {
+    run_inline(core, batch, dues, judgments, None)
 }
 
 /// [`run`], and with `inline` the due points of finalization handled here (`_advance`'s work:
 /// finalize and fold, expire waiting clicks, evict the windows, the next due point) unless
 /// the horizon enters a bucket (the consumers act: Python), the early judged pass is due
-/// (Python, once per bucket), or the lists need the Python back half.
+/// (Python, once per bucket), or the lists need the Python back half. With `inline`, its
+/// [`AtDue`] applies the judgments (it holds the same tables), not `judgments`.
 pub fn run_inline(
     core: &mut Core,
     batch: &mut Batch,
     dues: &mut Dues,
+    judgments: &mut dyn Judgments,
     mut inline: Option<Inline<'_>>,
 ) -> Option<i64> {
-    let stop = run_records(core, batch, dues, &mut inline);
+    let stop = run_records(core, batch, dues, judgments, &mut inline);
     if stop.is_some() {
         batch.stops += 1;
     }
@@ -261,6 +303,7 @@ fn run_records(
     core: &mut Core,
     batch: &mut Batch,
     dues: &mut Dues,
+    judgments: &mut dyn Judgments,
     inline: &mut Option<Inline<'_>>,
 ) -> Option<i64> {
     let attribution = core.settings().attribution_ms;
@@ -293,8 +336,19 @@ fn run_records(
                 continue;
             }
             Answer::Judgment => {
-                batch.effects.push(Effect::Judgment { index: i, counted });
-                batch.judgment_unapplied = true;
+                let raw = batch.records.raw(i);
+                let applied = step.judgment.and_then(|j| match inline.as_mut() {
+                    Some(inline) => inline.at.apply(&j, raw),
+                    None => judgments.apply(&j, raw),
+                });
+                if applied.is_none() {
+                    batch.judgment_unapplied = true; // (Python applies it: `stop_at_judgment`)
+                }
+                batch.effects.push(Effect::Judgment {
+                    index: i,
+                    counted,
+                    applied,
+                });
                 continue;
             }
             Answer::Impression(o) => (o, IMPRESSION),

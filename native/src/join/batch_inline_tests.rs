@@ -14,6 +14,17 @@ struct Seen {
     hold: bool,
 }
 
+/// It applies no judgment (a core that only joins): Python would, at the next stop.
+impl Judgments for Seen {
+    fn judgments_in_core(&self) -> bool {
+        false
+    }
+
+    fn apply(&mut self, _: &crate::decode::Judgment, _: &[u8]) -> Option<Applied> {
+        None
+    }
+}
+
 impl AtDue for Seen {
     fn finalize(&mut self, core: &mut Core, watermark: i64) -> bool {
         if self.hold {
@@ -61,7 +72,7 @@ fn due_points_before_the_consumers_bucket_are_finalized_without_a_stop() {
     };
     // the horizon (watermark - 100) reaches 2,000 only with the impression at 1,700 + ...:
     // never in these records; every due point is the loop's own
-    let stop = run_inline(&mut c, &mut b, &mut dues, inline(&mut at, 2_000));
+    let stop = run_inline(&mut c, &mut b, &mut dues, &mut (), inline(&mut at, 2_000));
     assert_eq!(stop, None);
     assert_eq!(b.stops, 0);
     // the watermark (the newest time less the lateness, 10 ms: 990 + 100 j after the j-th
@@ -92,7 +103,7 @@ fn it_stops_where_the_horizon_enters_the_consumers_next_bucket() {
     };
     // consumers due at horizon 1,200: the first due point whose horizon reaches it stops,
     // its lists finalized already (Python's `_advance` finds none due again)
-    let stop = run_inline(&mut c, &mut b, &mut dues, inline(&mut at, 1_200)).unwrap();
+    let stop = run_inline(&mut c, &mut b, &mut dues, &mut (), inline(&mut at, 1_200)).unwrap();
     assert!(stop - 100 >= 1_200);
     assert_eq!(b.stops, 1);
     assert_eq!(at.finalized.last().unwrap().0, stop);
@@ -112,7 +123,13 @@ fn lists_held_for_python_stop_the_loop_at_their_due_point() {
         due: None,
         early_due: None,
     };
-    let stop = run_inline(&mut c, &mut b, &mut dues, inline(&mut at, i64::MAX));
+    let stop = run_inline(
+        &mut c,
+        &mut b,
+        &mut dues,
+        &mut (),
+        inline(&mut at, i64::MAX),
+    );
     assert_eq!(stop, Some(1_190)); // the third impression's watermark reached 1,000 + 100
     assert!(at.evicted_windows.is_empty());
 }
@@ -128,7 +145,13 @@ fn a_due_point_after_a_judgment_not_applied_yet_stops() {
         due: None,
         early_due: None,
     };
-    let stop = run_inline(&mut c, &mut b, &mut dues, inline(&mut at, i64::MAX));
+    let stop = run_inline(
+        &mut c,
+        &mut b,
+        &mut dues,
+        &mut (),
+        inline(&mut at, i64::MAX),
+    );
     assert_eq!(stop, Some(1_190)); // Python applies the judgment before the list is scored
     assert!(at.finalized.is_empty());
     assert!(b
@@ -139,7 +162,13 @@ fn a_due_point_after_a_judgment_not_applied_yet_stops() {
     b.judgment_unapplied = false;
     b.effects.clear();
     assert_eq!(
-        run_inline(&mut c, &mut b, &mut dues, inline(&mut at, i64::MAX)),
+        run_inline(
+            &mut c,
+            &mut b,
+            &mut dues,
+            &mut (),
+            inline(&mut at, i64::MAX)
+        ),
         None
     );
     assert!(!at.finalized.is_empty());
@@ -155,7 +184,13 @@ fn lists_evicted_over_the_cap_are_counted_by_the_engine_not_handed_out() {
         early_due: None,
     };
     assert_eq!(
-        run_inline(&mut c, &mut b, &mut dues, inline(&mut at, i64::MAX)),
+        run_inline(
+            &mut c,
+            &mut b,
+            &mut dues,
+            &mut (),
+            inline(&mut at, i64::MAX)
+        ),
         None
     );
     assert_eq!(at.evicted.len(), 2);

@@ -49,6 +49,11 @@ pub(super) fn batch(records: &[String], first: i64) -> Batch {
     Batch::new(r, "s".into())
 }
 
+/// The loop over a core that only joins (no judgment table: Python applies judgments).
+fn run(core: &mut Core, batch: &mut Batch, dues: &mut Dues) -> Option<i64> {
+    super::run(core, batch, dues, &mut ())
+}
+
 const NEVER: Dues = Dues {
     due: None,
     early_due: None,
@@ -214,7 +219,7 @@ fn judgments_invalid_records_and_evictions_are_effects_in_record_order() {
         .iter()
         .map(|e| match e {
             Effect::Invalid { index, reason, .. } => format!("invalid {index} {reason}"),
-            Effect::Judgment { index, counted } => format!("judgment {index} {counted}"),
+            Effect::Judgment { index, counted, .. } => format!("judgment {index} {counted}"),
             Effect::Seconds { ts } => format!("seconds {ts}"),
             Effect::Note { ts, offset } => format!("note {ts} {offset}"),
             Effect::Evicted(seqs) => format!("evicted {}", seqs.len()),
@@ -254,7 +259,7 @@ fn records_a_previous_run_counted_are_not_counted_again() {
         .iter()
         .filter_map(|e| match e {
             Effect::Invalid { index, .. } => Some((*index, true)),
-            Effect::Judgment { index, counted } => Some((*index, *counted)),
+            Effect::Judgment { index, counted, .. } => Some((*index, *counted)),
             _ => None,
         })
         .collect();
@@ -325,4 +330,77 @@ fn a_future_record_timestamp_makes_the_event_invalid() {
         }]
     ));
     assert_eq!(b.intake, IntakeDelta::default());
+}
+
+/// The core's judgment table (docs/native.md "Judgments applied in the core").
+struct Table(crate::core_scoring::CoreScoring);
+
+impl Judgments for Table {
+    fn judgments_in_core(&self) -> bool {
+        self.0.judgments_in_core()
+    }
+
+    fn apply(&mut self, judgment: &Judgment, raw: &[u8]) -> Option<Applied> {
+        self.0.judgment(judgment, raw, None)
+    }
+}
+
+fn table() -> Table {
+    use crate::score::lists::{ListRules, ListScorer};
+    use crate::score::spec::MetricSpec;
+    let spec = MetricSpec::new(&[1], "linear", "log2", 2.0).unwrap();
+    let rules = ListRules::new("pool", "zero", "skip").unwrap();
+    let store = crate::judgments::JudgmentStore::new();
+    let mut scoring = crate::core_scoring::CoreScoring::new(ListScorer::new(spec, rules), store);
+    scoring.apply_judgments(100);
+    Table(scoring)
+}
+
+#[test]
+fn judgments_are_applied_in_the_core_at_their_record_in_order() {
+    use crate::judgment_rules::Outcome as J;
+    let mut c = core(10);
+    let later = r#"{"type":"judgment","query_id":"q","doc_id":"a","grade":3,"timestamp":12,"judge":"y","event_id":"e"}"#;
+    let recs = vec![
+        JUDGMENT.to_string(),
+        imp("r1", 1000),
+        format!("{JUDGMENT}\r\n"), // the same record: a duplicate
+        later.to_string(),
+        later.replace("\"grade\":3", "\"grade\":0"), // the same event id: a duplicate
+        "{".into(),
+    ];
+    let mut b = batch(&recs, 0);
+    b.counted_from = Some(1); // the first was counted by a previous run: applied all the same
+    let mut t = table();
+    assert!(t.judgments_in_core() && !().judgments_in_core());
+    assert_eq!(super::run(&mut c, &mut b, &mut NEVER.clone(), &mut t), None);
+    let judged: Vec<_> = b
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Judgment {
+                index,
+                counted,
+                applied: Some(a),
+            } => {
+                let change = a.change.as_ref().map(|c| (c.judges.clone(), c.version));
+                Some((*index, *counted, a.outcome, change))
+            }
+            Effect::Judgment { applied: None, .. } => panic!("not applied"),
+            _ => None,
+        })
+        .collect();
+    let x = ("".to_owned(), 9, 1.0);
+    let y = ("y".to_owned(), 12, 3.0);
+    let want = vec![
+        (0, false, J::Accepted, Some((vec![x.clone()], 1))),
+        (2, true, J::Duplicate, None),
+        (3, true, J::Accepted, Some((vec![x, y], 2))),
+        (4, true, J::Duplicate, None),
+    ];
+    assert_eq!(judged, want);
+    assert_eq!(t.0.judgments.grade("q", "a"), Some(2.0));
+    assert_eq!(t.0.judgment_ids(), Some((2, 0)));
+    // (judgments are counted by Python, from their effects: the intake holds the impression)
+    assert_eq!((b.intake.read, b.intake.accepted), (1, [1, 0]));
 }

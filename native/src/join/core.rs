@@ -3,9 +3,10 @@
 //! watermark before it), the joiner, evictions over the cap, and finalization and expiry once
 //! the watermark reaches the next due point. What the pipeline does beside the join (judgments,
 //! scoring, windows, recovery offsets, `on_seconds`, the early judged pass, the trust signals)
-//! is not here: a judgment is answered as such and otherwise ignored.
+//! is not here: a judgment is answered as such, with its fields ([`Step::judgment`]) for the
+//! caller that applies it.
 
-use crate::decode::{decode_native, Event, Invalid};
+use crate::decode::{decode_native, Event, Invalid, Judgment};
 use crate::hash::Map;
 use crate::join::grades::InteractionGrades;
 use crate::join::joiner::Joiner;
@@ -71,7 +72,9 @@ impl Format {
 
 /// One record's path through the join without finalization (`NativePipeline.offer`): its
 /// answer, its event time (None: invalid), the watermark the tracker read after it, and the
-/// waiting clicks an accepted impression resolved; for an invalid mapped record, its field.
+/// waiting clicks an accepted impression resolved; for an invalid mapped record, its field;
+/// for a judgment, the judgment (the caller applies it: docs/native.md "Judgments applied in
+/// the core").
 #[derive(Debug)]
 pub struct Step {
     pub answer: Answer,
@@ -79,6 +82,7 @@ pub struct Step {
     pub ts: Option<i64>,
     pub watermark: Option<i64>,
     pub resolved: Vec<(Outcome, bool)>,
+    pub judgment: Option<Box<Judgment>>,
 }
 
 /// What the join handed out, in order: lists finalized or evicted, waiting clicks resolved by
@@ -238,6 +242,7 @@ impl Core {
             ts: None,
             watermark: None,
             resolved: Vec::new(),
+            judgment: None,
         };
         let event = match decoded {
             Err((e, field)) => return invalid(e.reason, e.detail, field),
@@ -265,8 +270,10 @@ impl Core {
             ts: Some(ts),
             watermark: None,
             resolved: Vec::new(),
+            judgment: None,
         };
-        if let Event::Judgment(_) = event {
+        if let Event::Judgment(j) = event {
+            step.judgment = Some(Box::new(j));
             return step;
         }
         let (before, watermark) = self.tracker.observe(source, ts);
