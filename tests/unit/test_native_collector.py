@@ -17,6 +17,7 @@ And the point of it: with the daemon's defaults the native engine's batch finali
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -212,3 +213,21 @@ def test_a_batch_of_the_daemons_default_build_stops_per_bucket() -> None:
     assert 0 < p.batch_stops < 200, p.batch_stops
     run.step(("look",))
     assert {kind for _, kind, _ in run.written} >= {"implicit", "judged", SRM}
+
+
+def _impression(rid: str, ts: int) -> bytes:
+    record = {"type": "impression", "request_id": rid, "timestamp": ts, "query_id": "q1"}
+    return json.dumps({**record, "results": ["a", "b"]}).encode()
+
+
+def test_sources_first_seen_together_keep_their_order() -> None:
+    """Lists of s3, then s1, then s2 finalized between two looks of the collector: its sources
+    (``progress()``'s order, written to the state topic) are in that order with either engine,
+    whatever order the core's sums are named in."""
+    config = {"evaluation": {"attribution_window": 200, "bucket": B}}
+    log: list[Step] = [("add_source", s) for s in ("s1", "s2", "s3")]
+    for n, source in enumerate(("s3", "s1", "s2")):
+        log.append(("offer", _impression(f"r{n}", T0 + n), source, 0, -1))
+    log += [("finish",), ("look",)]
+    py, rs = run_both(config, log)
+    assert list(py.c.progress()) == list(rs.c.progress()) == ["s3", "s1", "s2"]
