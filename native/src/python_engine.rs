@@ -13,7 +13,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
 use crate::core_scoring::CoreScoring;
-use crate::core_sums::CoreSums;
+use crate::core_sums::{CoreSums, PerSource};
 use crate::decode::Judgment;
 use crate::join::batch::{Dues, Judgments};
 use crate::join::core::{Answer, Core, Format, Settings};
@@ -675,10 +675,18 @@ impl EngineCore {
     }
 
     // --- the detectors' sums (`crate::core_sums`, `CoreStash` in native_fold.py) ----------
-    /// Sum `relevance` ("implicit" or "judged") here, as a `Stash(bucket_ms, positions)`;
-    /// False when it cannot be summed here.
-    fn watch_sums(&mut self, relevance: &str, bucket_ms: i64, positions: Vec<usize>) -> bool {
-        bucket_ms > 0 && self.sums.watch(relevance, bucket_ms, positions)
+    /// Sum `relevance` ("implicit", "judged" or "lists") here, as a `Stash(bucket_ms,
+    /// positions)` (`per_source`: one per source partition, made at its first list); False
+    /// when it cannot be summed here.
+    #[pyo3(signature = (relevance, bucket_ms, positions, per_source=false))]
+    fn watch_sums(
+        &mut self,
+        relevance: &str,
+        bucket_ms: i64,
+        positions: Vec<usize>,
+        per_source: bool,
+    ) -> bool {
+        bucket_ms > 0 && self.sums.watch(relevance, bucket_ms, positions, per_source)
     }
 
     /// Whether the core adds each list to the sums itself and builds no `ScoredList` when it
@@ -687,7 +695,42 @@ impl EngineCore {
         self.sums.inline = inline;
     }
 
+    /// The source partitions summed per source, in the order their sums were made.
+    fn sums_sources(&self) -> Vec<String> {
+        self.sums.per_source.as_ref().map_or_else(Vec::new, |p| {
+            p.sources().iter().map(|s| s.to_string()).collect()
+        })
+    }
+
+    /// `source`'s sums made (if not yet: as its first list would).
+    fn sums_open(&mut self, source: &str) -> PyResult<()> {
+        self.per_source()?.of(source);
+        Ok(())
+    }
+
+    /// `source`'s sums dropped (`PartitionCollector.forget`).
+    fn sums_forget(&mut self, source: &str) -> PyResult<()> {
+        self.per_source()?.forget(source);
+        Ok(())
+    }
+
+    /// The judged scores of `source`'s lists before `floor` are not summed (the judged floor
+    /// of a restored source, `JudgedEarly.note_floor`; an early pass is floored while its cut
+    /// is at most the highest floor plus `bucket_ms`).
+    fn sums_set_floor(&mut self, source: &str, floor: i64, bucket_ms: i64) -> PyResult<()> {
+        self.per_source()?.set_floor(source, floor, bucket_ms);
+        Ok(())
+    }
+
+    /// Every judged floor dropped (a new stream).
+    fn sums_clear_floors(&mut self) {
+        if let Some(per) = self.sums.per_source.as_mut() {
+            per.clear_floors();
+        }
+    }
+
     /// `Stash.add` of a list the Python back half handed on.
+    #[pyo3(signature = (relevance, ts, segment, query_id, ndcg, source=None))]
     fn sums_add(
         &mut self,
         relevance: &str,
@@ -695,21 +738,25 @@ impl EngineCore {
         segment: Vec<String>,
         query_id: &str,
         ndcg: Vec<Option<f64>>,
+        source: Option<&str>,
     ) -> PyResult<()> {
         let id = self.sums.segment_id(&segment);
-        self.sums_of(relevance)?.add(ts, id, query_id, &ndcg);
+        self.sums_of(relevance, source)?
+            .add(ts, id, query_id, &ndcg);
         Ok(())
     }
 
     /// `Stash.take`: `[(bucket start, {segment: [{query_id: (count, sum, sum of squares)}, ...
     /// per watched k]})]`, oldest first.
+    #[pyo3(signature = (relevance, horizon_ms, source=None))]
     fn sums_take<'py>(
         &mut self,
         py: Python<'py>,
         relevance: &str,
         horizon_ms: i64,
+        source: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let taken = self.sums_of(relevance)?.take(horizon_ms);
+        let taken = self.sums_of(relevance, source)?.take(horizon_ms);
         let out = PyList::empty(py);
         for (b, bucket) in taken {
             let data = pyo3::types::PyDict::new(py);
@@ -731,30 +778,52 @@ impl EngineCore {
     }
 
     /// `Stash.clear`.
-    fn sums_clear(&mut self, relevance: &str) -> PyResult<()> {
-        self.sums_of(relevance)?.clear();
+    #[pyo3(signature = (relevance, source=None))]
+    fn sums_clear(&mut self, relevance: &str, source: Option<&str>) -> PyResult<()> {
+        self.sums_of(relevance, source)?.clear();
         Ok(())
     }
 
     /// `Stash.ignored`.
-    fn sums_ignored(&mut self, relevance: &str) -> PyResult<u64> {
-        Ok(self.sums_of(relevance)?.ignored())
+    #[pyo3(signature = (relevance, source=None))]
+    fn sums_ignored(&mut self, relevance: &str, source: Option<&str>) -> PyResult<u64> {
+        Ok(self.sums_of(relevance, source)?.ignored())
     }
 
     /// `Stash.ignored += n`.
-    fn sums_add_ignored(&mut self, relevance: &str, n: u64) -> PyResult<()> {
-        self.sums_of(relevance)?.add_ignored(n);
+    #[pyo3(signature = (relevance, n, source=None))]
+    fn sums_add_ignored(&mut self, relevance: &str, n: u64, source: Option<&str>) -> PyResult<()> {
+        self.sums_of(relevance, source)?.add_ignored(n);
         Ok(())
     }
 
     /// `Stash.closed`.
-    fn sums_closed(&mut self, relevance: &str) -> PyResult<Option<i64>> {
-        Ok(self.sums_of(relevance)?.closed())
+    #[pyo3(signature = (relevance, source=None))]
+    fn sums_closed(&mut self, relevance: &str, source: Option<&str>) -> PyResult<Option<i64>> {
+        Ok(self.sums_of(relevance, source)?.closed())
     }
 
     /// `Stash.closed = closed`.
-    fn sums_set_closed(&mut self, relevance: &str, closed: Option<i64>) -> PyResult<()> {
-        self.sums_of(relevance)?.set_closed(closed);
+    #[pyo3(signature = (relevance, closed, source=None))]
+    fn sums_set_closed(
+        &mut self,
+        relevance: &str,
+        closed: Option<i64>,
+        source: Option<&str>,
+    ) -> PyResult<()> {
+        self.sums_of(relevance, source)?.set_closed(closed);
+        Ok(())
+    }
+
+    /// `Stash.close_before`: buckets before `point` closed (a restored progress).
+    #[pyo3(signature = (relevance, point, source=None))]
+    fn sums_close_before(
+        &mut self,
+        relevance: &str,
+        point: i64,
+        source: Option<&str>,
+    ) -> PyResult<()> {
+        self.sums_of(relevance, source)?.close_before(point);
         Ok(())
     }
 
@@ -769,7 +838,7 @@ impl EngineCore {
         per_query: Vec<(String, (f64, f64, f64))>,
     ) -> PyResult<()> {
         let id = self.sums.segment_id(&segment);
-        let sums = self.sums_of(relevance)?;
+        let sums = self.sums_of(relevance, None)?;
         if j >= sums.watched() {
             return Err(PyValueError::new_err(format!(
                 "sums_merge: no watched k {j}"
@@ -904,9 +973,9 @@ impl crate::join::batch::AtDue for InlineDue<'_> {
 }
 
 impl EngineCore {
-    fn sums_of(&mut self, relevance: &str) -> PyResult<&mut QuerySums> {
+    fn sums_of(&mut self, relevance: &str, source: Option<&str>) -> PyResult<&mut QuerySums> {
         self.sums
-            .of(relevance)
+            .of(relevance, source)
             .ok_or_else(|| PyValueError::new_err(format!("{relevance} is not summed here")))
     }
 
@@ -916,6 +985,13 @@ impl EngineCore {
     pub fn judgments_in_core(&mut self) -> bool {
         let judgments = CoreJudgments::of(&mut self.scored, &mut self.fold);
         judgments.judgments_in_core()
+    }
+
+    fn per_source(&mut self) -> PyResult<&mut PerSource> {
+        self.sums
+            .per_source
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("no sums are kept per source here"))
     }
 }
 

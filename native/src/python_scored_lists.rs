@@ -308,7 +308,8 @@ impl ScoredLists {
             let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
             let segment = core.segments.segment(l.segment);
             let implicit = &rust.sources[0].ndcg;
-            sums.finalized(l.timestamp, segment, l.query_id(), implicit, judged);
+            let source = core.source(l.source);
+            sums.finalized(l.timestamp, segment, source, l.query_id(), implicit, judged);
         }
     }
 
@@ -393,12 +394,16 @@ impl ScoredLists {
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         if let Some(sums) = sums.filter(|s| s.inline) {
+            if let Some(per) = sums.per_source.as_mut() {
+                per.passing(cut);
+            }
             for slot in core.joiner.passed(cut) {
                 let l = core.joiner.list(slot);
                 let judged = self.scoring.early(l);
                 let ndcg = judged.as_ref().map_or(&self.unjudged.ndcg, |s| &s.ndcg);
                 let segment = core.segments.segment(l.segment);
-                sums.passed(l.timestamp, segment, l.query_id(), ndcg);
+                let source = core.source(l.source);
+                sums.passed(l.timestamp, segment, source, l.query_id(), ndcg);
             }
             return Ok(out);
         }

@@ -118,6 +118,16 @@ impl QuerySums {
         self.closed = closed;
     }
 
+    /// Buckets before `point` are closed (in the state topic already: a restored progress,
+    /// `PartitionCollector.assign`): `closed` moves up to `point`, never down, and the open
+    /// buckets before it are dropped.
+    pub fn close_before(&mut self, point: i64) {
+        if self.closed.is_none_or(|closed| point > closed) {
+            self.closed = Some(point);
+            self.pending = self.pending.split_off(&point);
+        }
+    }
+
     /// `Stash.ignored += n` (a bucket handed whole for a closed bucket, `Detectors.ingest`).
     pub fn add_ignored(&mut self, n: u64) {
         self.ignored += n;

@@ -41,11 +41,39 @@ class SumsStash(Protocol):
 
     def leave(self) -> None: ...
 
+    def close_before(self, point: int) -> None:
+        """Buckets before ``point`` are closed (in the state topic already: a restored
+        progress); ``closed`` moves up to ``point``, never down, and the open buckets before it
+        are dropped."""
+        ...
+
     def merge(
         self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]
     ) -> None:
         """A whole bucket's sums of ``segment`` and the ``j``-th watched k, merged in (no check
         of ``closed``: the caller's)."""
+        ...
+
+
+class SourceSums(Protocol):
+    """Per-query sums kept per source partition by the engine (the native core's, made at a
+    source's first list: :class:`streameval.engine.native_sums.CoreSources`), for a
+    :class:`~streameval.engine.consumers.FedBySourceSums` consumer."""
+
+    def stash(self, source: str, relevance: str) -> SumsStash:
+        """The sums of ``relevance`` of ``source`` (a view: made in the engine if not yet)."""
+        ...
+
+    def sources(self) -> list[str]:
+        """The sources whose sums are kept, in the order they were made."""
+        ...
+
+    def open(self, source: str) -> None:
+        """Make the sums of ``source`` (if not yet), as its first list would."""
+        ...
+
+    def forget(self, source: str) -> None:
+        """Drop the sums of ``source``."""
         ...
 
 
@@ -167,6 +195,14 @@ class Stash:
     def clear(self) -> None:
         self.pending.clear()
         self.leave()
+
+    def close_before(self, point: int) -> None:
+        """Buckets before ``point`` are closed (a restored progress: they are in the state
+        topic already); the open ones before it are dropped."""
+        if self.closed is None or point > self.closed:
+            self.closed = point
+            self.pending = {b: d for b, d in self.pending.items() if b >= point}
+            self.leave()
 
     def merge(
         self, bucket_ms: int, segment: Segment, j: int, per_query: Mapping[str, Sequence[float]]

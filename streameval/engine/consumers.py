@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
-from streameval.detect.stash import SumsStash
+from streameval.detect.stash import SourceSums, SumsStash
 from streameval.snapshot import Snapshot
 from streameval.values import ScoredList
 from streameval.windows.store import Bucket
@@ -139,4 +139,17 @@ class FedBySums(Protocol):
         ...
 
 
-__all__ = ["LISTS", "FedBySums", "SumsStash"]
+@runtime_checkable
+class FedBySourceSums(Protocol):
+    """A :class:`FedBySums` consumer that keeps its sums per source partition (the daemon's
+    ``PartitionCollector``): :meth:`summed` as there, each source summed apart;
+    :meth:`feed_per_source` hands it the engine's sums per source to read and add to instead
+    of its own (docs/native.md "The daemon's collector fed by sums"). Told apart from
+    :class:`FedBySums` by :meth:`feed_per_source` (it has no ``feed_from``)."""
+
+    def summed(self) -> dict[str, tuple[int, tuple[int, ...]]]: ...
+
+    def feed_per_source(self, sums: SourceSums) -> None: ...
+
+
+__all__ = ["LISTS", "FedBySourceSums", "FedBySums", "SourceSums", "SumsStash"]

@@ -58,6 +58,10 @@ class JudgedEarly:
         """Some restored source has a floor (:meth:`note_floor`)."""
         return bool(self._floor)
 
+    def floors(self) -> list[tuple[str, int]]:
+        """Each restored source's floor (:meth:`note_floor`)."""
+        return list(self._floor.items())
+
     def below_floor(self, lst: OpenList) -> bool:
         floor = self._floor.get(lst.source) if self._floor else None
         return floor is not None and lst.timestamp < floor

@@ -19,6 +19,7 @@ from typing import Any
 
 from streameval.config import EvaluationSettings, JudgesSettings, PropensitySettings
 from streameval.durations import format_duration
+from streameval.engine.consumers import FedBySourceSums
 from streameval.engine.coordinator import Coordinator
 from streameval.engine.native_sums import feed_sums
 from streameval.interleave import InterleavingStore
@@ -139,6 +140,9 @@ class CoreFolds(Coordinator):
     _core_folds: bool
     #: every consumer is fed by the core's sums (or there is none): ``native_sums.feed_sums``
     _sums_fed: bool = False
+    #: a consumer's sums are kept per source in the core, which then skips the judged scores
+    #: below a restored source's floor itself (``native_sums.feed_sums``)
+    _sums_per_source: bool = False
 
     def __init__(self, settings: EvaluationSettings, **options: Any) -> None:
         self._judges_settings: JudgesSettings | None = options.get("judges")
@@ -208,26 +212,32 @@ class CoreFolds(Coordinator):
         )
         self._totals = CoreTotals(core)
         self._sums_fed = feed_sums(core, self._consumers)
+        self._sums_per_source = any(isinstance(c, FedBySourceSums) for c in self._consumers)
         return True
 
     def _sums_inline(self) -> bool:
         """The one predicate of the core adding each list's NDCG to the detectors' sums itself,
         with no ``ScoredList`` built for Python: the fold in the core, every consumer fed by
         the core's sums (or none), no ``on_scored``, no judged floor of a restored source
-        (``JudgedEarly.below_floor``: those lists are not handed to the early consumers). A
+        (``JudgedEarly.below_floor``: those lists are not handed to the early consumers)
+        unless the sums are kept per source, where the core skips them itself. A
         batch that needs the Python back half (teams, two judge families) still gets its
         lists: ``EngineCore.finalize_folded``."""
         return (
             self._core_folds
             and self._sums_fed
             and self._on_scored is None
-            and not self._judged.has_floors
+            and (self._sums_per_source or not self._judged.has_floors)
         )
 
     def _sync_sums(self) -> None:
         """Tell the core :meth:`_sums_inline` (at each new stream and each restored source)."""
         if self._core_folds:
             self._core.set_sums_inline(self._sums_inline())
+            if self._sums_per_source:  # the judged floors, skipped in the core
+                self._core.sums_clear_floors()
+                for source, floor in self._judged.floors():
+                    self._core.sums_set_floor(source, floor, self._settings.bucket)
 
     def restore_source(
         self,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from streameval.snapshot import Snapshot
 from streameval.srm.arms import ArmOf
-from streameval.srm.partitioned import SrmStash
+from streameval.srm.partitioned import ArmBucket, SrmStash
 from streameval.srm.sequential import SrmTest
 from streameval.values import ScoredList, Segment
 
@@ -43,6 +43,21 @@ class ListCounts(Protocol):
     def take(self, horizon_ms: int) -> list[tuple[int, _Counted]]: ...
 
     def clear(self) -> None: ...
+
+
+def arms_taken(lists: ListCounts, horizon_ms: int, arm_of: ArmOf) -> list[tuple[int, ArmBucket]]:
+    """The buckets of lists counted per segment (by the engine) the horizon completed, each as
+    its lists per arm: what :meth:`SrmStash.take <streameval.srm.partitioned.SrmStash.take>`
+    answers for the same lists."""
+    out = []
+    for b, data in lists.take(horizon_ms):
+        # segments in the order their first list came: so do the arms
+        counts: ArmBucket = {}
+        for segment, per_k in data.items():
+            arm = arm_of(segment)
+            counts[arm] = counts.get(arm, 0) + int(per_k[0][""][0])
+        out.append((b, counts))
+    return out
 
 
 class SrmCounter:
@@ -71,13 +86,7 @@ class SrmCounter:
 
     def advance(self, horizon_ms: int) -> None:
         if self._lists is not None:
-            arm_of = self._arm_of
-            for b, data in self._lists.take(horizon_ms):
-                # segments in the order their first list came: so do the arms
-                counts: dict[str, int] = {}
-                for segment, per_k in data.items():
-                    arm = arm_of(segment)
-                    counts[arm] = counts.get(arm, 0) + int(per_k[0][""][0])
+            for b, counts in arms_taken(self._lists, horizon_ms, self._arm_of):
                 self.test.close(b, counts)
             return
         for b, counts in self._stash.take(horizon_ms):
