@@ -181,8 +181,9 @@ class StateTopic(Generic[B, D]):
         self.table.apply(record.key, record.value)
 
     def write(self, source: str, start: int, bucket: B) -> None:
-        self.table.put(source, start, bucket)
-        self._send(state_key(self._group, source, start), self._codecs.encode_bucket(bucket))
+        value = self._codecs.encode_bucket(bucket)
+        self.table.written(source, start, bucket, value)
+        self._send(state_key(self._group, source, start), value)
 
     def write_detector(self, source: str, relevance: str, start: int, data: Any) -> None:
         self.table.detection.put(source, relevance, start, data)

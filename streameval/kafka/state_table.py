@@ -114,6 +114,9 @@ class StateTable(Generic[B, D]):
         self._bucket_ms = bucket_ms
         self._codecs = codecs
         self._buckets: dict[str, dict[int, B]] = {}
+        #: per (source, start): the value this instance wrote last and the bucket it encodes,
+        #: until the record is read back (:meth:`written`)
+        self._written: dict[tuple[str, int], tuple[bytes, B]] = {}
         self._bad: set[str] = set()
         self._invalid_here = 0
         #: the detectors' records (group-wide detection, DESIGN §9)
@@ -138,6 +141,13 @@ class StateTable(Generic[B, D]):
             if buckets is not None:
                 buckets.pop(start, None)
             return
+        mine = self._written.get((source, start))
+        if mine is not None and mine[0] == value:
+            # this instance's own write read back: the same bytes decode to the bucket it wrote
+            # (the codec's round trip is exact), so it is put as decoding would, undecoded
+            del self._written[source, start]
+            self.put(source, start, mine[1])
+            return
         bucket = self._codecs.decode_bucket(value)
         if isinstance(bucket, str):  # why it is not a bucket of ours
             self._invalid(source, bucket)
@@ -147,7 +157,14 @@ class StateTable(Generic[B, D]):
     def put(self, source: str, start: int, bucket: B) -> None:
         self._buckets.setdefault(source, {})[start] = bucket
 
+    def written(self, source: str, start: int, bucket: B, value: bytes) -> None:
+        """This instance wrote ``bucket`` as ``value``: held, and when the record is read back
+        (every instance reads the whole topic, its own writes too) it is not decoded again."""
+        self.put(source, start, bucket)
+        self._written[source, start] = (value, bucket)
+
     def drop(self, source: str, start: int) -> None:
+        self._written.pop((source, start), None)
         buckets = self._buckets.get(source)
         if buckets is not None:
             buckets.pop(start, None)

@@ -70,7 +70,64 @@ class SourceBuckets:
         self._by_source.pop(source, None)
 
 
+class EncodedBucket(Bucket):
+    """A bucket held as its state-topic value (``raw``), decoded only when a field is read.
+
+    The native core hands its complete buckets already encoded (the same bytes
+    :func:`encode_bucket` writes for them: ``tests/unit/test_native_engine.py`` compares the
+    two engines' records byte for byte), and a bucket read back from the state topic arrives
+    as bytes: held so, the commit writes ``raw`` as it is (:func:`encode_bucket`), the native
+    core loads it as it is (``EngineCore.load_bucket``), and only a Python reader of its fields
+    (the Python engine's windows, interleaving's store) pays for the decoding, once. Not to be
+    changed: its fields are the decoded value's."""
+
+    __slots__ = ("_decoded", "raw")
+
+    def __init__(self, raw: bytes, decoded: Bucket | None = None) -> None:
+        # (no Bucket.__init__: the fields are the decoded bucket's, see _bucket)
+        self.raw = raw
+        self._decoded = decoded
+
+    def _bucket(self) -> Bucket:
+        decoded = self._decoded
+        if decoded is None:
+            got = decode_bucket(self.raw)
+            if isinstance(got, BadState):  # (held only once known to decode: never reached)
+                raise ValueError(f"state bucket: {got.reason}")
+            decoded = self._decoded = got
+        return decoded
+
+    @property
+    def ndcg(self) -> dict[Any, list[float]]:  # type: ignore[override]
+        return self._bucket().ndcg
+
+    @property
+    def coverage(self) -> dict[Any, list[float]]:  # type: ignore[override]
+        return self._bucket().coverage
+
+    @property
+    def engagement(self) -> dict[Any, list[float]]:  # type: ignore[override]
+        return self._bucket().engagement
+
+    @property
+    def interleaving(self) -> dict[tuple[str, str], list[int]]:  # type: ignore[override]
+        return self._bucket().interleaving
+
+    def fold(self, scored: ScoredList) -> None:
+        raise TypeError("an EncodedBucket is not folded into: it is a complete bucket")
+
+    def merge(self, other: Bucket) -> None:
+        raise TypeError("an EncodedBucket is not merged into: it is a complete bucket")
+
+
 def encode_bucket(bucket: Bucket) -> bytes:
+    """A bucket's state-topic value (an :class:`EncodedBucket`'s is the bytes it holds)."""
+    if isinstance(bucket, EncodedBucket):
+        return bucket.raw
+    return _encode_fields(bucket)
+
+
+def _encode_fields(bucket: Bucket) -> bytes:
     data = {
         "v": FORMAT_VERSION,
         "n": [[rel, list(seg), list(ks), acc] for (rel, seg, ks), acc in bucket.ndcg.items()],
