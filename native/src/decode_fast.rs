@@ -315,9 +315,9 @@ fn results(j: &mut Jiter) -> Option<Results> {
     if j.peek().ok()? != Peek::Array {
         return None;
     }
-    let mut doc_ids = Vec::new();
+    // the usual list fits (no reallocation); the teams only once one is given
+    let mut doc_ids = Vec::with_capacity(16);
     let mut teams: Vec<Option<String>> = Vec::new();
-    let mut any_team = false;
     let mut next = j.known_array().ok()?;
     while let Some(peek) = next {
         if doc_ids.len() == MAX_RESULTS {
@@ -328,15 +328,21 @@ fn results(j: &mut Jiter) -> Option<Results> {
             Peek::Object => result_object(j)?,
             _ => return None,
         };
-        any_team |= team.is_some();
+        if team.is_some() || !teams.is_empty() {
+            teams.resize(doc_ids.len(), None);
+            teams.push(team);
+        }
         doc_ids.push(id);
-        teams.push(team);
         next = j.array_step().ok()?;
     }
     if doc_ids.is_empty() {
         return None;
     }
-    Some((doc_ids, any_team.then_some(teams)))
+    if teams.is_empty() {
+        return Some((doc_ids, None));
+    }
+    teams.resize(doc_ids.len(), None);
+    Some((doc_ids, Some(teams)))
 }
 
 /// A result item `{doc_id, score?, team?}` (Solr's form and anything else: `None`).
@@ -426,6 +432,8 @@ mod tests {
             format!(r#"{{{imp},"query":"x","query_id":"given"}}"#),
             r#"{"results":[{"doc_id":"a","score":1.5,"team":"A"},{"doc_id":"b","team":null},"c",{"doc_id":"d","score":null},{"score":true,"doc_id":"e"},{"doc_id":"f","score":3}],"timestamp":"2026-01-01T00:00:00Z","request_id":"r","type":"impression"}"#.into(),
             r#"{"type":"impression","request_id":"r","timestamp":5,"results":[{"doc_id":"a"}]}"#.into(),
+            r#"{"type":"impression","request_id":"r","timestamp":5,"results":["a",{"doc_id":"b","team":"B"},"c"]}"#.into(),
+            r#"{"type":"impression","request_id":"r","timestamp":5,"results":["a",{"doc_id":"b","team":null}]}"#.into(),
             r#"{"type":"impression","request_id":"r\u00e9\ud83d\ude00","timestamp":5,"results":["\u0041"],"labels":{"k\u00e9":"v\n"}}"#.into(),
             format!("{{{click}}}"),
             format!(r#"{{{click},"action":"  PURCHASE ","dwell_ms":12.5,"position":3,"event_id":"e"}}"#),
