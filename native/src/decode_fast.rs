@@ -583,4 +583,111 @@ mod tests {
             }
         }
     }
+
+    /// Mutations of full records (each key dropped, each value replaced by each of a set of
+    /// values of other types and ranges, each key doubled): whenever the fast path answers, it
+    /// answers what the tree path does, and `decode_native` always answers as the tree path.
+    #[test]
+    fn mutations_agree_with_tree_path() {
+        let records: [&[(&str, &str)]; 3] = [
+            &[
+                ("type", r#""impression""#),
+                ("request_id", r#""r""#),
+                ("timestamp", "5"),
+                ("results", r#"["a",{"doc_id":"b","score":1.5,"team":"B"}]"#),
+                ("query", r#""Red Shoes""#),
+                ("query_id", r#""q""#),
+                ("labels", r#"{"arm":"t"}"#),
+                ("event_id", r#""e""#),
+            ],
+            &[
+                ("type", r#""click""#),
+                ("request_id", r#""r""#),
+                ("doc_id", r#""d""#),
+                ("timestamp", r#""2026-01-01T00:00:00Z""#),
+                ("action", r#""View""#),
+                ("dwell_ms", "2.5"),
+                ("position", "4"),
+                ("event_id", r#""e""#),
+            ],
+            &[
+                ("type", r#""judgment""#),
+                ("query_id", r#""q""#),
+                ("query", r#""Blue""#),
+                ("doc_id", r#""d""#),
+                ("grade", "2"),
+                ("timestamp", "1.5e3"),
+                ("judge", r#""j""#),
+                ("event_id", r#""e""#),
+            ],
+        ];
+        let values = [
+            "null",
+            "true",
+            "0",
+            "-1",
+            "1",
+            "2.0",
+            "1e3",
+            "-0.5",
+            "1e400",
+            "NaN",
+            "99999999999999999999",
+            "1000000",
+            "1000001",
+            "\"\"",
+            "\"x\"",
+            "\"  \"",
+            "\"\\u00e9\\n\"",
+            "\"1767225600000\"",
+            "[]",
+            "[\"a\"]",
+            "{}",
+            "{\"k\":\"v\"}",
+            "[{\"id\":\"a\"}]",
+            "[{\"doc_id\":\"a\",\"score\":\"2\"}]",
+            "\"impression\"",
+            "\"click\"",
+            "\"judgment\"",
+        ];
+        let render = |fields: &[(&str, String)]| -> String {
+            let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let mut taken = 0;
+        let mut total = 0;
+        for record in records {
+            let base: Vec<(&str, String)> =
+                record.iter().map(|(k, v)| (*k, v.to_string())).collect();
+            let mut variants = vec![render(&base)];
+            for i in 0..base.len() {
+                let mut dropped = base.clone();
+                dropped.remove(i);
+                variants.push(render(&dropped));
+                let mut doubled = base.clone();
+                doubled.push(base[i].clone());
+                variants.push(render(&doubled));
+                for value in values {
+                    let mut changed = base.clone();
+                    changed[i].1 = value.to_string();
+                    variants.push(render(&changed));
+                }
+            }
+            for raw in &variants {
+                let tree = decode_native_tree(raw.as_bytes(), usize::MAX);
+                if let Some(event) = decode_fast(raw.as_bytes()) {
+                    taken += 1;
+                    assert_eq!(Ok(event), tree, "{raw}");
+                }
+                assert_eq!(
+                    crate::decode::decode_native(raw.as_bytes(), usize::MAX),
+                    tree,
+                    "{raw}"
+                );
+                total += 1;
+            }
+        }
+        // the fast path took a good share of them, and left the rest (a doubled key always)
+        assert!(taken > 100 && taken < total - 24, "{taken} of {total}");
+    }
 }
