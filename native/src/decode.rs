@@ -252,18 +252,37 @@ fn push_py_repr(value: &JsonValue, out: &mut String, budget: usize) {
 }
 
 /// Decode one record of a source declared native. Never panics on any input.
+///
+/// A record of the usual shapes is read by the streaming fast path (`decode_fast.rs`: no JSON
+/// tree), which answers only a valid event it is certain of; anything else, every invalid
+/// record included, is read by the tree path (`decode_native_tree`), which decides it.
 pub fn decode_native(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
     if raw.len() > max_bytes {
-        return Err(invalid(
-            "too_large",
-            format!("record of {} bytes, over the cap of {max_bytes}", raw.len()),
-        ));
+        return Err(too_large(raw, max_bytes));
+    }
+    if let Some(event) = crate::decode_fast::decode_fast(raw) {
+        return Ok(event);
+    }
+    decode_native_tree(raw, max_bytes)
+}
+
+fn too_large(raw: &[u8], max_bytes: usize) -> Invalid {
+    invalid(
+        "too_large",
+        format!("record of {} bytes, over the cap of {max_bytes}", raw.len()),
+    )
+}
+
+/// `decode_native` through the whole JSON tree: the reference every answer is decided by.
+pub fn decode_native_tree(raw: &[u8], max_bytes: usize) -> Result<Event, Invalid> {
+    if raw.len() > max_bytes {
+        return Err(too_large(raw, max_bytes));
     }
     let value = match JsonValue::parse(raw, true) {
         Ok(value) => value,
         Err(err) => {
             if let Some(rest) = raw.strip_prefix(UTF8_BOM) {
-                return decode_native(rest, usize::MAX);
+                return decode_native_tree(rest, usize::MAX);
             }
             if let Err(e) = std::str::from_utf8(raw) {
                 return Err(invalid(
@@ -569,7 +588,7 @@ fn result_item(value: &JsonValue, index: usize, errs: &mut Vec<(String, String)>
     None
 }
 
-type Results = (Vec<String>, Option<Vec<Option<String>>>);
+pub(crate) type Results = (Vec<String>, Option<Vec<Option<String>>>);
 
 /// `results`: pydantic-core's variable tuple of 1..=MAX_RESULTS items. Every item is validated
 /// in turn and its errors kept; once more than MAX_RESULTS items passed, the one error is the
@@ -720,6 +739,16 @@ pub(crate) fn impression(fields: &Fields) -> Result<Event, Invalid> {
     }))
 }
 
+/// A click's `action` string as pydantic-core reads it: stripped, then the length bounds, then
+/// lower-cased.
+pub(crate) fn action_of(s: &str) -> Option<String> {
+    let stripped = s.trim();
+    let n = chars(stripped);
+    (1..=MAX_ACTION_CHARS)
+        .contains(&n)
+        .then(|| stripped.to_lowercase())
+}
+
 pub(crate) fn click(fields: &Fields) -> Result<Event, Invalid> {
     let mut errors = Errors::new("click");
     let request_id = required_str(fields, &mut errors, "request_id", 1, MAX_ID_CHARS);
@@ -727,16 +756,7 @@ pub(crate) fn click(fields: &Fields) -> Result<Event, Invalid> {
     let timestamp = timestamp(fields, &mut errors);
     let action = match fields.present("action") {
         None => Some("click".to_owned()),
-        Some(JsonValue::Str(s)) => {
-            // pydantic-core: strip, then the length bounds, then lower-case
-            let stripped = s.trim();
-            let n = chars(stripped);
-            if (1..=MAX_ACTION_CHARS).contains(&n) {
-                Some(stripped.to_lowercase())
-            } else {
-                None
-            }
-        }
+        Some(JsonValue::Str(s)) => action_of(s),
         Some(_) => None,
     };
     if action.is_none() {

@@ -13,6 +13,7 @@ pub mod core_fold;
 pub mod core_scoring;
 pub mod core_sums;
 pub mod decode;
+pub mod decode_fast;
 pub mod event_time;
 pub mod hash;
 pub mod join;
