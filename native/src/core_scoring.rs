@@ -22,11 +22,12 @@ use crate::judgment_rules::{
     apply_unkeyed, Applied, Change, Identity, JudgmentFields, JudgmentIds,
 };
 use crate::judgments::JudgmentStore;
-use crate::score::lists::{ListScorer, SourceScore, NO_RELEVANCE, SCORED};
+use crate::score::lists::{JudgedBuffers, ListScorer, SourceScore, NO_RELEVANCE, SCORED};
 use crate::scored;
 
 /// The early judged score of a passed list of a judged query, packed: one allocation of
-/// 4 × len(ks) floats (ndcg, dcg, idcg, coverage per k) instead of a `SourceScore`'s four.
+/// 4 × len(ks) floats (coverage, dcg, idcg, ndcg per k, as [`ListScorer::judged_flat`] writes
+/// them) instead of a `SourceScore`'s four.
 #[derive(Debug, Clone)]
 struct Early {
     /// the judgment table's version of the list's query when it was scored
@@ -38,34 +39,26 @@ struct Early {
 }
 
 impl Early {
-    fn pack(version: i64, s: &SourceScore) -> Self {
-        let coverage = s.coverage.as_deref().unwrap_or_default();
-        let ndcg = s.ndcg.iter().map(|v| v.unwrap_or(0.0));
-        let values = ndcg.chain(s.dcg.iter().copied());
-        let values = values.chain(s.idcg.iter().copied());
-        Early {
-            version,
-            scored: s.outcome == SCORED,
-            values: values.chain(coverage.iter().copied()).collect(),
-        }
-    }
-
     fn unpack(&self, zero: bool) -> SourceScore {
         let n = self.values.len() / 4;
         let part = |i: usize| self.values[i * n..(i + 1) * n].to_vec();
-        let ndcg = if self.scored {
-            self.values[..n].iter().map(|&v| Some(v)).collect()
-        } else {
-            vec![if zero { Some(0.0) } else { None }; n]
-        };
         SourceScore {
             outcome: if self.scored { SCORED } else { NO_RELEVANCE },
-            ndcg,
+            ndcg: ndcg_of(&self.values[3 * n..], self.scored, zero).collect(),
             dcg: part(1),
             idcg: part(2),
-            coverage: Some(part(3)),
+            coverage: Some(part(0)),
         }
     }
+}
+
+/// The NDCG per k of a source: `values` if it `scored`, else 0 or none (`zero`: as
+/// `no_relevance` says).
+fn ndcg_of(values: &[f64], scored: bool, zero: bool) -> impl Iterator<Item = Option<f64>> + '_ {
+    let none = zero.then_some(0.0);
+    values
+        .iter()
+        .map(move |&v| if scored { Some(v) } else { none })
 }
 
 /// The scoring step of the core: the scorer, the judgment table, the early judged scores.
@@ -81,6 +74,8 @@ pub struct CoreScoring {
     ids: Option<JudgmentIds>,
     /// by the list's sequence number in the join
     early: Map<u64, Early>,
+    /// the judged scoring's working space, kept from list to list
+    buffers: JudgedBuffers,
 }
 
 /// A list's two sources at finalization: `None` where the source is the shared one (implicit:
@@ -94,6 +89,7 @@ impl CoreScoring {
             judgments,
             ids: None,
             early: Map::default(),
+            buffers: JudgedBuffers::default(),
         }
     }
 
@@ -175,16 +171,55 @@ impl CoreScoring {
             return None;
         }
         let (grades, pool) = self.judgments.grades_and_pool(query_id)?;
-        Some(self.scorer.judged(docs, |d| grades.get(d), pool))
+        let buffers = &mut self.buffers;
+        Some(
+            self.scorer
+                .judged_with(docs, |d| grades.get(d), pool, buffers),
+        )
     }
 
     /// The early judged pass takes `list`: its judged source (`ListScorer.score_judged`), kept
     /// until the list is finalized (or evicted: [`CoreScoring::forget`]).
     pub fn early(&mut self, list: &OpenList) -> Option<SourceScore> {
-        let judged = self.judged(list, &list.doc_ids())?;
-        let version = self.judgments.version(list.query_id());
-        self.early.insert(list.seq, Early::pack(version, &judged));
-        Some(judged)
+        self.keep_early(list)?;
+        let zero = self.scorer.rules().zero;
+        self.early.get(&list.seq).map(|e| e.unpack(zero))
+    }
+
+    /// As [`CoreScoring::early`], the judged NDCG per k only, into `ndcg` (no `SourceScore`:
+    /// the early pass with the detectors' sums in the core); false: the shared unjudged source
+    /// (`ndcg` left as it was).
+    pub fn early_ndcg(&mut self, list: &OpenList, ndcg: &mut Vec<Option<f64>>) -> bool {
+        let zero = self.scorer.rules().zero;
+        let Some(e) = self.keep_early(list) else {
+            return false;
+        };
+        let n = e.values.len() / 4;
+        ndcg.clear();
+        ndcg.extend(ndcg_of(&e.values[3 * n..], e.scored, zero));
+        true
+    }
+
+    /// The judged source of `list` scored and kept packed (`None`: the shared unjudged one,
+    /// nothing kept).
+    fn keep_early(&mut self, list: &OpenList) -> Option<&Early> {
+        let query_id = list.query_id();
+        if query_id.is_empty() {
+            return None;
+        }
+        let docs = list.doc_ids();
+        let n = self.scorer.scorer().spec().ks.len();
+        let mut values = Vec::with_capacity(4 * n);
+        let (grades, pool) = self.judgments.grades_and_pool(query_id)?;
+        let (scorer, buffers) = (&self.scorer, &mut self.buffers);
+        let scored = scorer.judged_flat(&docs, |d| grades.get(d), pool, buffers, &mut values);
+        let early = Early {
+            version: self.judgments.version(query_id),
+            scored,
+            values: values.into_boxed_slice(),
+        };
+        let slot = self.early.entry(list.seq);
+        Some(&*slot.insert_entry(early).into_mut())
     }
 
     /// A finalized list's implicit and judged sources (`ListScorer.score`), `docs` its doc ids
@@ -448,6 +483,35 @@ mod tests {
                     if query == "q" { SCORED } else { NO_RELEVANCE }
                 );
                 assert_eq!(s.finalize(&l, &l.doc_ids()).1, Some(early));
+            }
+        }
+    }
+
+    #[test]
+    fn the_early_ndcg_alone_is_the_early_sources() {
+        for no_relevance in ["skip", "zero"] {
+            let spec = MetricSpec::new(&[1, 3, 5], "linear", "log2", 2.0).unwrap();
+            let rules = ListRules::new("list", "condensed", no_relevance).unwrap();
+            let scorer = || ListScorer::new(spec.clone(), rules);
+            let mut a = CoreScoring::new(scorer(), JudgmentStore::new());
+            let mut b = CoreScoring::new(scorer(), JudgmentStore::new());
+            for s in [&mut a, &mut b] {
+                judge(s, "q", "c", 2.0, 1);
+                judge(s, "q", "a", 1.0, 2);
+                judge(s, "z", "b", 0.0, 3);
+            }
+            let mut ndcg = vec![Some(9.0)];
+            for (seq, query) in [(1, "q"), (2, "z"), (3, "nobody"), (4, "")] {
+                let l = list(query, &["a", "b", "c", "a"], seq);
+                let want = a.early(&l);
+                let judged = b.early_ndcg(&l, &mut ndcg);
+                assert_eq!(judged, want.is_some(), "{query}");
+                if let Some(want) = &want {
+                    assert_eq!(&ndcg, &want.ndcg, "{query}");
+                }
+                // kept alike: the finalized sources are the same
+                let docs = l.doc_ids();
+                assert_eq!(a.finalize(&l, &docs), b.finalize(&l, &docs), "{query}");
             }
         }
     }

@@ -373,10 +373,14 @@ impl ScoredLists {
     ) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         if let Some(sums) = sums.filter(|s| s.inline) {
+            let mut judged = Vec::new();
             for slot in core.joiner.passed(cut) {
                 let l = core.joiner.list(slot);
-                let judged = self.scoring.early(l);
-                let ndcg = judged.as_ref().map_or(&self.unjudged.ndcg, |s| &s.ndcg);
+                let ndcg = if self.scoring.early_ndcg(l, &mut judged) {
+                    &judged
+                } else {
+                    &self.unjudged.ndcg
+                };
                 let segment = core.segments.segment(l.segment);
                 sums.passed(l.timestamp, segment, l.query_id(), ndcg);
             }

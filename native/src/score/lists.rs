@@ -157,11 +157,59 @@ impl ListScorer {
     /// The judged source: `grade_of` the query's judged grades (at least one doc judged: else
     /// [`ListScorer::unjudged`]), `pool` its grades best first (read with `ideal = "pool"`).
     /// `doc_ids` is not empty (an impression shows at least one result).
+    pub fn judged<S, G>(&self, doc_ids: &[S], grade_of: G, pool: &[f64]) -> SourceScore
+    where
+        S: AsRef<str>,
+        G: Fn(&str) -> Option<f64>,
+    {
+        self.judged_with(doc_ids, grade_of, pool, &mut JudgedBuffers::default())
+    }
+
+    /// [`ListScorer::judged`] in the working space `buffers` (kept from list to list).
+    pub fn judged_with<S, G>(
+        &self,
+        doc_ids: &[S],
+        grade_of: G,
+        pool: &[f64],
+        buffers: &mut JudgedBuffers,
+    ) -> SourceScore
+    where
+        S: AsRef<str>,
+        G: Fn(&str) -> Option<f64>,
+    {
+        let n = self.scorer.spec().ks.len();
+        let mut flat = Vec::with_capacity(4 * n);
+        let relevant = self.judged_flat(doc_ids, grade_of, pool, buffers, &mut flat);
+        let (outcome, ndcg) = if relevant {
+            (SCORED, flat[3 * n..].iter().map(|&v| Some(v)).collect())
+        } else {
+            (NO_RELEVANCE, self.no_ndcg(n))
+        };
+        SourceScore {
+            outcome,
+            ndcg,
+            dcg: flat[n..2 * n].to_vec(),
+            idcg: flat[2 * n..3 * n].to_vec(),
+            coverage: Some(flat[..n].to_vec()),
+        }
+    }
+
+    /// The judged source as [`ListScorer::judged`] scores it, appended to `out` flat: the
+    /// coverage, the DCG, the ideal DCG and the NDCG per k (the NDCG 0 where the list has no
+    /// relevance); true: the list has relevance (`SCORED`). `buffers`: the working space,
+    /// kept by the caller from list to list (no allocation per list once grown).
     ///
     /// One pass over the docs, one look-up each: the grades in rank order (a repeated doc
     /// gains 0, `grades_in_rank_order`; with `unjudged = "condensed"` the unjudged docs left
     /// out, `condensed`) and the coverage per k, taken as the pass crosses each cutoff.
-    pub fn judged<S, G>(&self, doc_ids: &[S], grade_of: G, pool: &[f64]) -> SourceScore
+    pub fn judged_flat<S, G>(
+        &self,
+        doc_ids: &[S],
+        grade_of: G,
+        pool: &[f64],
+        buffers: &mut JudgedBuffers,
+        out: &mut Vec<f64>,
+    ) -> bool
     where
         S: AsRef<str>,
         G: Fn(&str) -> Option<f64>,
@@ -169,8 +217,9 @@ impl ListScorer {
         let ks = &self.scorer.spec().ks;
         let length = doc_ids.len();
         let mut seen = (!all_distinct(doc_ids)).then(|| set_with_capacity(length));
-        let mut grades = Vec::with_capacity(length);
-        let mut coverage = Vec::with_capacity(ks.len());
+        let grades = &mut buffers.grades;
+        grades.clear();
+        let at = out.len();
         let mut due = 0; // the next cutoff whose coverage is not taken yet
         let mut count = 0u32;
         for (i, d) in doc_ids.iter().enumerate() {
@@ -183,20 +232,26 @@ impl ListScorer {
             }
             // judged docs in the top min(k, length) positions, over that many positions
             while due < ks.len() && ks[due] == i + 1 {
-                coverage.push(f64::from(count) / (i + 1) as f64);
+                out.push(f64::from(count) / (i + 1) as f64);
                 due += 1;
             }
         }
-        coverage.extend(std::iter::repeat_n(
-            f64::from(count) / length as f64,
-            ks.len() - due,
-        ));
+        let rest = f64::from(count) / length as f64;
+        out.resize(at + ks.len(), rest);
+        let scratch = &mut buffers.scratch;
         if self.rules.ideal_pool {
-            self.scored(&grades, pool, true, Some(coverage))
+            self.scorer.score_flat(grades, pool, true, scratch, out)
         } else {
-            self.scored(&grades, &grades, false, Some(coverage))
+            self.scorer.score_flat(grades, grades, false, scratch, out)
         }
     }
+}
+
+/// The working space of [`ListScorer::judged_flat`]: kept from list to list by its caller.
+#[derive(Clone, Debug, Default)]
+pub struct JudgedBuffers {
+    grades: Vec<f64>,
+    scratch: Vec<f64>,
 }
 
 #[cfg(test)]
