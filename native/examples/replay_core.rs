@@ -19,14 +19,14 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use streameval_native::core_fold::CoreFold;
-use streameval_native::core_scoring::CoreScoring;
+use streameval_native::core_scoring::{CoreScoring, ListFields, ScoredShell};
 use streameval_native::decode::{decode_native, Event};
 use streameval_native::join::core::{Core, Note, Settings};
 use streameval_native::join::grades::InteractionGrades;
 use streameval_native::join::open_list::OpenList;
 use streameval_native::judges::tracker::{JudgeTracker, Settings as JudgesSettings};
 use streameval_native::judgments::JudgmentStore;
-use streameval_native::score::lists::{ListRules, ListScorer, SourceScore};
+use streameval_native::score::lists::{ListRules, ListScorer};
 use streameval_native::score::spec::MetricSpec;
 use streameval_native::scored;
 use streameval_native::windows::spec::WindowSpec;
@@ -77,26 +77,6 @@ fn fold() -> CoreFold {
     CoreFold::new(specs, BUCKET_MS, false, tracker, sources).expect("the fold")
 }
 
-/// A source the core scored, as the fold reads it (`None`: the shared one, as `shared`).
-fn named(
-    relevance: &str,
-    s: Option<SourceScore>,
-    shared: &scored::SourceScore,
-) -> scored::SourceScore {
-    match s {
-        None => shared.clone(),
-        Some(s) => scored::SourceScore {
-            relevance: relevance.to_owned(),
-            outcome: s.outcome.to_owned(),
-            ks: KS.to_vec(),
-            ndcg: s.ndcg,
-            dcg: s.dcg,
-            idcg: s.idcg,
-            coverage: s.coverage,
-        },
-    }
-}
-
 fn shared(relevance: &str, outcome: &str) -> scored::SourceScore {
     scored::SourceScore {
         relevance: relevance.to_owned(),
@@ -119,8 +99,8 @@ struct Engine {
     /// per (query, doc), its judges' (judge, ts, grade); per query, its version
     judges: HashMap<(String, String), Judges>,
     versions: HashMap<String, i64>,
-    no_interaction: scored::SourceScore,
-    unjudged: scored::SourceScore,
+    /// the finalized list as the fold reads it, refilled per list (the shared sources in it)
+    shell: ScoredShell,
     lists: u64,
 }
 
@@ -134,8 +114,11 @@ impl Engine {
             fold: fold(),
             judges: HashMap::new(),
             versions: HashMap::new(),
-            no_interaction: shared(scored::IMPLICIT, "no_interaction"),
-            unjudged: shared(scored::JUDGED, "unjudged"),
+            shell: ScoredShell::new(
+                KS.to_vec(),
+                shared(scored::IMPLICIT, "no_interaction"),
+                shared(scored::JUDGED, "unjudged"),
+            ),
             lists: 0,
         }
     }
@@ -160,33 +143,21 @@ impl Engine {
     }
 
     fn finalized(&mut self, l: &OpenList) {
-        let (implicit, judged) = self.scoring.finalize(l);
-        let list = scored::ScoredList {
-            request_id: String::new(),
-            query_id: l.query_id().to_owned(),
+        let docs = l.doc_ids();
+        let (implicit, judged) = self.scoring.finalize(l, &docs);
+        let fields = ListFields {
+            query_id: l.query_id(),
             timestamp: l.timestamp,
-            labels: Vec::new(),
-            segment: self
-                .core
-                .segments
-                .segment(l.segment)
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            sources: vec![
-                named(scored::IMPLICIT, implicit, &self.no_interaction),
-                named(scored::JUDGED, judged, &self.unjudged),
-            ],
+            segment: self.core.segments.segment(l.segment),
             clicked: l.clicked(),
             first_click_rank: l.first_click_rank().map(i64::from),
             interacted: l.interacted(),
-            interleaved: None,
-            source: SOURCE.to_owned(),
+            source: SOURCE,
         };
-        let docs = l.doc_ids();
+        let list = self.shell.fill(&fields, implicit, judged);
         self.fold.fold(
             &self.scoring.judgments,
-            &list,
+            list,
             &docs,
             l.counted_before(),
             true,

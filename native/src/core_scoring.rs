@@ -22,10 +22,12 @@ use crate::judgment_rules::{
     apply_unkeyed, Applied, Change, Identity, JudgmentFields, JudgmentIds,
 };
 use crate::judgments::JudgmentStore;
-use crate::score::lists::{ListScorer, SourceScore, NO_RELEVANCE, SCORED};
+use crate::score::lists::{JudgedBuffers, ListScorer, SourceScore, NO_RELEVANCE, SCORED};
+use crate::scored;
 
 /// The early judged score of a passed list of a judged query, packed: one allocation of
-/// 4 × len(ks) floats (ndcg, dcg, idcg, coverage per k) instead of a `SourceScore`'s four.
+/// 4 × len(ks) floats (coverage, dcg, idcg, ndcg per k, as [`ListScorer::judged_flat`] writes
+/// them) instead of a `SourceScore`'s four.
 #[derive(Debug, Clone)]
 struct Early {
     /// the judgment table's version of the list's query when it was scored
@@ -37,34 +39,26 @@ struct Early {
 }
 
 impl Early {
-    fn pack(version: i64, s: &SourceScore) -> Self {
-        let coverage = s.coverage.as_deref().unwrap_or_default();
-        let ndcg = s.ndcg.iter().map(|v| v.unwrap_or(0.0));
-        let values = ndcg.chain(s.dcg.iter().copied());
-        let values = values.chain(s.idcg.iter().copied());
-        Early {
-            version,
-            scored: s.outcome == SCORED,
-            values: values.chain(coverage.iter().copied()).collect(),
-        }
-    }
-
     fn unpack(&self, zero: bool) -> SourceScore {
         let n = self.values.len() / 4;
         let part = |i: usize| self.values[i * n..(i + 1) * n].to_vec();
-        let ndcg = if self.scored {
-            self.values[..n].iter().map(|&v| Some(v)).collect()
-        } else {
-            vec![if zero { Some(0.0) } else { None }; n]
-        };
         SourceScore {
             outcome: if self.scored { SCORED } else { NO_RELEVANCE },
-            ndcg,
+            ndcg: ndcg_of(&self.values[3 * n..], self.scored, zero).collect(),
             dcg: part(1),
             idcg: part(2),
-            coverage: Some(part(3)),
+            coverage: Some(part(0)),
         }
     }
+}
+
+/// The NDCG per k of a source: `values` if it `scored`, else 0 or none (`zero`: as
+/// `no_relevance` says).
+fn ndcg_of(values: &[f64], scored: bool, zero: bool) -> impl Iterator<Item = Option<f64>> + '_ {
+    let none = zero.then_some(0.0);
+    values
+        .iter()
+        .map(move |&v| if scored { Some(v) } else { none })
 }
 
 /// The scoring step of the core: the scorer, the judgment table, the early judged scores.
@@ -80,6 +74,8 @@ pub struct CoreScoring {
     ids: Option<JudgmentIds>,
     /// by the list's sequence number in the join
     early: Map<u64, Early>,
+    /// the judged scoring's working space, kept from list to list
+    buffers: JudgedBuffers,
 }
 
 /// A list's two sources at finalization: `None` where the source is the shared one (implicit:
@@ -93,6 +89,7 @@ impl CoreScoring {
             judgments,
             ids: None,
             early: Map::default(),
+            buffers: JudgedBuffers::default(),
         }
     }
 
@@ -166,55 +163,90 @@ impl CoreScoring {
         self.judgments.mirror(query_id, doc_id, judges, version);
     }
 
-    /// The judged source of `list` against the table now (`None`: the shared unjudged one).
-    fn judged(&mut self, list: &OpenList) -> Option<SourceScore> {
+    /// The judged source of `list` (its doc ids `docs`) against the table now (`None`: the
+    /// shared unjudged one).
+    fn judged(&mut self, list: &OpenList, docs: &[&str]) -> Option<SourceScore> {
         let query_id = list.query_id();
         if query_id.is_empty() {
             return None;
         }
         let (grades, pool) = self.judgments.grades_and_pool(query_id)?;
-        let docs = list.doc_ids();
-        Some(self.scorer.judged(&docs, |d| grades.get(d).copied(), pool))
+        let buffers = &mut self.buffers;
+        Some(
+            self.scorer
+                .judged_with(docs, |d| grades.get(d), pool, buffers),
+        )
     }
 
     /// The early judged pass takes `list`: its judged source (`ListScorer.score_judged`), kept
     /// until the list is finalized (or evicted: [`CoreScoring::forget`]).
     pub fn early(&mut self, list: &OpenList) -> Option<SourceScore> {
-        let judged = self.judged(list)?;
-        let version = self.judgments.version(list.query_id());
-        self.early.insert(list.seq, Early::pack(version, &judged));
-        Some(judged)
+        self.keep_early(list)?;
+        let zero = self.scorer.rules().zero;
+        self.early.get(&list.seq).map(|e| e.unpack(zero))
     }
 
-    /// A finalized list's implicit and judged sources (`ListScorer.score`): the judged one
-    /// scored early is reused when its query's judgments did not change since.
-    pub fn finalize(&mut self, list: &OpenList) -> Sources {
+    /// As [`CoreScoring::early`], the judged NDCG per k only, into `ndcg` (no `SourceScore`:
+    /// the early pass with the detectors' sums in the core); false: the shared unjudged source
+    /// (`ndcg` left as it was).
+    pub fn early_ndcg(&mut self, list: &OpenList, ndcg: &mut Vec<Option<f64>>) -> bool {
+        let zero = self.scorer.rules().zero;
+        let Some(e) = self.keep_early(list) else {
+            return false;
+        };
+        let n = e.values.len() / 4;
+        ndcg.clear();
+        ndcg.extend(ndcg_of(&e.values[3 * n..], e.scored, zero));
+        true
+    }
+
+    /// The judged source of `list` scored and kept packed (`None`: the shared unjudged one,
+    /// nothing kept).
+    fn keep_early(&mut self, list: &OpenList) -> Option<&Early> {
+        let query_id = list.query_id();
+        if query_id.is_empty() {
+            return None;
+        }
+        let docs = list.doc_ids();
+        let n = self.scorer.scorer().spec().ks.len();
+        let mut values = Vec::with_capacity(4 * n);
+        let (grades, pool) = self.judgments.grades_and_pool(query_id)?;
+        let (scorer, buffers) = (&self.scorer, &mut self.buffers);
+        let scored = scorer.judged_flat(&docs, |d| grades.get(d), pool, buffers, &mut values);
+        let early = Early {
+            version: self.judgments.version(query_id),
+            scored,
+            values: values.into_boxed_slice(),
+        };
+        let slot = self.early.entry(list.seq);
+        Some(&*slot.insert_entry(early).into_mut())
+    }
+
+    /// A finalized list's implicit and judged sources (`ListScorer.score`), `docs` its doc ids
+    /// (`OpenList::doc_ids`, read once by the caller): the judged one scored early is reused
+    /// when its query's judgments did not change since.
+    pub fn finalize(&mut self, list: &OpenList, docs: &[&str]) -> Sources {
         let judged = match self.early.remove(&list.seq) {
             Some(e) if e.version == self.judgments.version(list.query_id()) => {
                 Some(e.unpack(self.scorer.rules().zero))
             }
-            _ => self.judged(list),
+            _ => self.judged(list, docs),
         };
-        (self.implicit(list), judged)
+        (self.implicit(list, docs), judged)
     }
 
     /// The implicit source (`None`: no interaction, the shared all-zero one).
-    fn implicit(&self, list: &OpenList) -> Option<SourceScore> {
+    fn implicit(&self, list: &OpenList, docs: &[&str]) -> Option<SourceScore> {
         let interactions = list.interactions.as_deref()?;
-        let docs = list.doc_ids();
-        let grades: Vec<(&str, f64)> = interactions
-            .grades
-            .iter()
-            .map(|(d, g)| {
-                let doc = match d {
-                    DocRef::Listed(i) => docs[*i as usize],
-                    DocRef::Unlisted(name) => &**name,
-                };
-                (doc, *g)
-            })
-            .collect();
-        let grade_of = |doc: &str| grades.iter().find(|(d, _)| *d == doc).map(|(_, g)| *g);
-        Some(self.scorer.implicit(&docs, grade_of))
+        let named = |d: &DocRef, doc: &str| match d {
+            DocRef::Listed(i) => docs[*i as usize] == doc,
+            DocRef::Unlisted(name) => **name == *doc,
+        };
+        let grade_of = |doc: &str| {
+            let mut grades = interactions.grades.iter();
+            grades.find(|(d, _)| named(d, doc)).map(|(_, g)| *g)
+        };
+        Some(self.scorer.implicit(docs, grade_of))
     }
 
     /// An evicted list: its early judged score goes.
@@ -230,6 +262,141 @@ impl CoreScoring {
     /// The early judged scores kept.
     pub fn early_kept(&self) -> usize {
         self.early.len()
+    }
+}
+
+/// A finalized list's `ScoredList` as the fold reads it, refilled list after list
+/// ([`ScoredShell::fill`]): what stays the same from one list to the next (the sources' names
+/// and cutoffs, the shared sources, the strings' buffers) is not allocated again per list.
+#[derive(Debug)]
+pub struct ScoredShell {
+    list: scored::ScoredList,
+    ks: Vec<i64>,
+    /// the shared sources: implicit without interaction, judged of an unjudged query
+    no_interaction: scored::SourceScore,
+    unjudged: scored::SourceScore,
+}
+
+/// A finalized list's fields the fold reads besides its scores.
+pub struct ListFields<'a, S: AsRef<str>> {
+    pub query_id: &'a str,
+    pub timestamp: i64,
+    pub segment: &'a [S],
+    pub clicked: bool,
+    pub first_click_rank: Option<i64>,
+    pub interacted: bool,
+    pub source: &'a str,
+}
+
+impl ScoredShell {
+    pub fn new(
+        ks: Vec<i64>,
+        no_interaction: scored::SourceScore,
+        unjudged: scored::SourceScore,
+    ) -> Self {
+        let list = scored::ScoredList {
+            request_id: String::new(),
+            query_id: String::new(),
+            timestamp: 0,
+            labels: Vec::new(),
+            segment: Vec::new(),
+            sources: vec![no_interaction.clone(), unjudged.clone()],
+            clicked: false,
+            first_click_rank: None,
+            interacted: false,
+            interleaved: None,
+            source: String::new(),
+        };
+        ScoredShell {
+            list,
+            ks,
+            no_interaction,
+            unjudged,
+        }
+    }
+
+    /// The list `fields` with its implicit and judged sources (`None`: the shared one).
+    pub fn fill<S: AsRef<str>>(
+        &mut self,
+        fields: &ListFields<'_, S>,
+        implicit: Option<SourceScore>,
+        judged: Option<SourceScore>,
+    ) -> &scored::ScoredList {
+        let list = &mut self.list;
+        refill(&mut list.query_id, fields.query_id);
+        list.timestamp = fields.timestamp;
+        list.segment.truncate(fields.segment.len());
+        let kept = list.segment.len();
+        for (to, from) in list.segment.iter_mut().zip(fields.segment) {
+            refill(to, from.as_ref());
+        }
+        let added = fields.segment[kept..].iter().map(|s| s.as_ref().to_owned());
+        list.segment.extend(added);
+        let [first, second] = &mut list.sources[..] else {
+            unreachable!("two sources, as built")
+        };
+        put(
+            first,
+            scored::IMPLICIT,
+            &self.ks,
+            implicit,
+            &self.no_interaction,
+        );
+        put(second, scored::JUDGED, &self.ks, judged, &self.unjudged);
+        list.clicked = fields.clicked;
+        list.first_click_rank = fields.first_click_rank;
+        list.interacted = fields.interacted;
+        refill(&mut list.source, fields.source);
+        list
+    }
+}
+
+/// `to` holds `from` now, in its own buffer.
+fn refill(to: &mut String, from: &str) {
+    if to != from {
+        to.clear();
+        to.push_str(from);
+    }
+}
+
+/// `to` holds `from` now, in its own buffer (copied whatever it held: a float compared equal
+/// may differ in its bits, -0.0 and 0.0).
+fn copy<T: Copy>(to: &mut Vec<T>, from: &[T]) {
+    to.clear();
+    to.extend_from_slice(from);
+}
+
+/// `slot` is `s` named `relevance` (`None`: the shared source `shared`).
+fn put(
+    slot: &mut scored::SourceScore,
+    relevance: &str,
+    ks: &[i64],
+    s: Option<SourceScore>,
+    shared: &scored::SourceScore,
+) {
+    match s {
+        // field by field: a derived `clone_from` allocates each buffer again
+        None => {
+            refill(&mut slot.relevance, &shared.relevance);
+            refill(&mut slot.outcome, &shared.outcome);
+            copy(&mut slot.ks, &shared.ks);
+            copy(&mut slot.ndcg, &shared.ndcg);
+            copy(&mut slot.dcg, &shared.dcg);
+            copy(&mut slot.idcg, &shared.idcg);
+            match (&mut slot.coverage, &shared.coverage) {
+                (Some(to), Some(from)) => copy(to, from),
+                (to, from) => to.clone_from(from),
+            }
+        }
+        Some(s) => {
+            refill(&mut slot.relevance, relevance);
+            refill(&mut slot.outcome, s.outcome);
+            copy(&mut slot.ks, ks);
+            slot.ndcg = s.ndcg;
+            slot.dcg = s.dcg;
+            slot.idcg = s.idcg;
+            slot.coverage = s.coverage;
+        }
     }
 }
 
@@ -289,7 +456,7 @@ mod tests {
         assert_eq!(early.coverage, Some(vec![0.0, 1.0 / 3.0]));
         assert_eq!(s.early_kept(), 1);
         // unchanged judgments: the early score is the final one, and goes
-        let (implicit, judged) = s.finalize(&l);
+        let (implicit, judged) = s.finalize(&l, &l.doc_ids());
         assert!(
             implicit.is_none(),
             "no interaction: the shared implicit source"
@@ -315,7 +482,36 @@ mod tests {
                     early.outcome,
                     if query == "q" { SCORED } else { NO_RELEVANCE }
                 );
-                assert_eq!(s.finalize(&l).1, Some(early));
+                assert_eq!(s.finalize(&l, &l.doc_ids()).1, Some(early));
+            }
+        }
+    }
+
+    #[test]
+    fn the_early_ndcg_alone_is_the_early_sources() {
+        for no_relevance in ["skip", "zero"] {
+            let spec = MetricSpec::new(&[1, 3, 5], "linear", "log2", 2.0).unwrap();
+            let rules = ListRules::new("list", "condensed", no_relevance).unwrap();
+            let scorer = || ListScorer::new(spec.clone(), rules);
+            let mut a = CoreScoring::new(scorer(), JudgmentStore::new());
+            let mut b = CoreScoring::new(scorer(), JudgmentStore::new());
+            for s in [&mut a, &mut b] {
+                judge(s, "q", "c", 2.0, 1);
+                judge(s, "q", "a", 1.0, 2);
+                judge(s, "z", "b", 0.0, 3);
+            }
+            let mut ndcg = vec![Some(9.0)];
+            for (seq, query) in [(1, "q"), (2, "z"), (3, "nobody"), (4, "")] {
+                let l = list(query, &["a", "b", "c", "a"], seq);
+                let want = a.early(&l);
+                let judged = b.early_ndcg(&l, &mut ndcg);
+                assert_eq!(judged, want.is_some(), "{query}");
+                if let Some(want) = &want {
+                    assert_eq!(&ndcg, &want.ndcg, "{query}");
+                }
+                // kept alike: the finalized sources are the same
+                let docs = l.doc_ids();
+                assert_eq!(a.finalize(&l, &docs), b.finalize(&l, &docs), "{query}");
             }
         }
     }
@@ -328,7 +524,7 @@ mod tests {
         let early = s.early(&l).unwrap();
         assert_eq!(early.ndcg, vec![Some(1.0), Some(1.0)]);
         judge(&mut s, "q", "b", 3.0, 2); // a better doc below: NDCG drops
-        let (_, judged) = s.finalize(&l);
+        let (_, judged) = s.finalize(&l, &l.doc_ids());
         let judged = judged.unwrap();
         let ideal = 3.0 + 1.0 / 3f64.log2();
         assert_eq!(judged.ndcg[1], Some((1.0 + 3.0 / 3f64.log2()) / ideal));
@@ -338,7 +534,7 @@ mod tests {
         assert!(s.early(&l).is_some());
         s.mirror("q", "a", &[], 3);
         s.mirror("q", "b", &[], -1);
-        assert_eq!(s.finalize(&l), (None, None));
+        assert_eq!(s.finalize(&l, &l.doc_ids()), (None, None));
         // an evicted list's early score goes; a restart drops them all
         judge(&mut s, "q", "a", 1.0, 4);
         s.early(&list("q", &["a"], 9));
@@ -364,7 +560,7 @@ mod tests {
             event_id: None,
         };
         assert!(l.attach(&click, &DedupKey::Id("c1".into()), 1.0));
-        let implicit = s.implicit(&l).unwrap();
+        let implicit = s.implicit(&l, &l.doc_ids()).unwrap();
         // a repeated doc gains at its first position only: DCG@3 = 1, the ideal the same
         assert_eq!(implicit.dcg, vec![1.0, 1.0]);
         assert_eq!(implicit.ndcg, vec![Some(1.0), Some(1.0)]);
@@ -379,7 +575,7 @@ mod tests {
             ..click
         };
         assert!(l.attach(&view, &DedupKey::Id("v1".into()), 0.0));
-        let implicit = s.implicit(&l).unwrap();
+        let implicit = s.implicit(&l, &l.doc_ids()).unwrap();
         assert_eq!(implicit.outcome, NO_RELEVANCE);
         assert_eq!(implicit.ndcg, vec![None, None]);
     }

@@ -25,7 +25,7 @@ struct Query {
     docs: Vec<(String, Vec<Grade>)>,
     index: Map<String, usize>,
     /// the mean grade of each judged doc, made on demand
-    means: Option<Map<String, f64>>,
+    means: Option<Vec<f64>>,
     /// the means sorted descending, made on demand
     pool: Option<Vec<f64>>,
 }
@@ -92,19 +92,18 @@ impl Query {
         self.version = stamp;
     }
 
-    fn means(&mut self, summing: PythonSum) -> &Map<String, f64> {
+    /// The docs' grades, in the docs' order (by [`Query::index`]): one float per doc, no doc
+    /// id cloned; kept until the query changes.
+    fn means(&mut self, summing: PythonSum) -> &[f64] {
         let docs = &self.docs;
-        self.means.get_or_insert_with(|| {
-            docs.iter()
-                .map(|(doc, judges)| (doc.clone(), mean(judges, summing)))
-                .collect()
-        })
+        self.means
+            .get_or_insert_with(|| docs.iter().map(|(_, j)| mean(j, summing)).collect())
     }
 
     fn pool(&mut self, summing: PythonSum) -> &[f64] {
         if self.pool.is_none() {
             // sorted(means.values(), reverse=True): stable, over the docs' order
-            let mut pool: Vec<f64> = self.docs.iter().map(|(_, j)| mean(j, summing)).collect();
+            let mut pool = self.means(summing).to_vec();
             pool.sort_by(|a, b| b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal));
             self.pool = Some(pool);
         }
@@ -112,7 +111,42 @@ impl Query {
     }
 }
 
-/// Each judged doc of a query with its judges' (judge, timestamp, grade).
+/// A judged query's grades by doc, borrowed from the table (`JudgmentStore.grades`, without a
+/// map of its own: the query's index of docs and its means in the docs' order).
+#[derive(Clone, Copy, Debug)]
+pub struct Grades<'a> {
+    index: &'a Map<String, usize>,
+    means: &'a [f64],
+}
+
+impl Grades<'_> {
+    /// The judged grade of `doc_id` (`None`: not judged).
+    #[inline]
+    pub fn get(&self, doc_id: &str) -> Option<f64> {
+        self.index.get(doc_id).map(|&at| self.means[at])
+    }
+
+    pub fn len(&self) -> usize {
+        self.means.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.means.is_empty()
+    }
+}
+
+impl PartialEq for Grades<'_> {
+    /// The same docs with the same grades (bit for bit), whatever their order.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self.index.iter().all(|(doc, &at)| {
+                other
+                    .get(doc)
+                    .is_some_and(|g| g.to_bits() == self.means[at].to_bits())
+            })
+    }
+}
+
 pub type JudgesOf = Vec<(String, Vec<(String, i64, f64)>)>;
 
 /// The judgment table.
@@ -293,9 +327,19 @@ impl JudgmentStore {
     }
 
     /// The judged grade of each judged doc of `query_id` (`None`: the query has none).
-    pub fn grades(&mut self, query_id: &str) -> Option<&Map<String, f64>> {
+    pub fn grades(&mut self, query_id: &str) -> Option<Map<String, f64>> {
         let summing = self.summing;
-        self.queries.get_mut(query_id).map(|q| q.means(summing))
+        let query = self.queries.get_mut(query_id)?;
+        query.means(summing);
+        let means = query.means.as_deref()?;
+        Some(
+            query
+                .docs
+                .iter()
+                .map(|(d, _)| d.clone())
+                .zip(means.iter().copied())
+                .collect(),
+        )
     }
 
     /// The judged grade of one doc (`None`: not judged).
@@ -314,11 +358,14 @@ impl JudgmentStore {
     }
 
     /// The means and the pool of `query_id` at once (`None`: the query has no judgment).
-    pub fn grades_and_pool(&mut self, query_id: &str) -> Option<(&Map<String, f64>, &[f64])> {
+    pub fn grades_and_pool(&mut self, query_id: &str) -> Option<(Grades<'_>, &[f64])> {
         let query = self.queries.get_mut(query_id)?;
         query.pool(self.summing);
-        query.means(self.summing);
-        Some((query.means.as_ref()?, query.pool.as_deref()?))
+        let grades = Grades {
+            index: &query.index,
+            means: query.means.as_deref()?,
+        };
+        Some((grades, query.pool.as_deref()?))
     }
 
     /// Per judged doc of `query_id` (in the order first judged), each judge's latest

@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::core_fold::CoreFold;
-use crate::core_scoring::CoreScoring;
+use crate::core_scoring::{CoreScoring, ListFields, ScoredShell};
 use crate::core_sums::CoreSums;
 use crate::join::core::Core;
 use crate::join::open_list::OpenList;
@@ -25,11 +25,11 @@ use crate::scored;
 pub struct ScoredLists {
     scoring: CoreScoring,
     shapes: Shapes,
-    /// the shared sources (implicit without interaction, judged of an unjudged query) as the
-    /// fold in the core reads them, and the cutoffs (ascending)
-    no_interaction: scored::SourceScore,
+    /// the shared judged source of an unjudged query as the fold in the core reads it (its
+    /// NDCG per k goes into the sums of the early judged pass)
     unjudged: scored::SourceScore,
-    ks: Vec<i64>,
+    /// the finalized list as the fold reads it, refilled per list
+    shell: ScoredShell,
 }
 
 /// The Python types and shared values the scored lists are built with.
@@ -204,14 +204,16 @@ impl ScoredLists {
             no_interaction: o.no_interaction.unbind(),
             unjudged: o.unjudged_source.unbind(),
         };
+        let no_interaction = source_score(shapes.no_interaction.bind(py))?;
+        let unjudged = source_score(shapes.unjudged.bind(py))?;
+        let ks: Vec<i64> = shapes.ks.bind(py).extract()?;
         Ok(ScoredLists {
             scoring: CoreScoring::new(
                 ListScorer::new(spec, rules),
                 JudgmentStore::with_summing(summing),
             ),
-            no_interaction: source_score(shapes.no_interaction.bind(py))?,
-            unjudged: source_score(shapes.unjudged.bind(py))?,
-            ks: shapes.ks.bind(py).extract()?,
+            unjudged: unjudged.clone(),
+            shell: ScoredShell::new(ks, no_interaction, unjudged),
             shapes,
         })
     }
@@ -236,7 +238,7 @@ impl ScoredLists {
         let out = PyList::empty(py);
         let shapes = &self.shapes;
         for l in lists {
-            let (implicit, judged) = self.scoring.finalize(l);
+            let (implicit, judged) = self.scoring.finalize(l, &l.doc_ids());
             let implicit = match &implicit {
                 Some(s) => shapes.source(py, &shapes.implicit_name, s)?,
                 None => shapes.no_interaction.bind(py).clone(),
@@ -272,7 +274,8 @@ impl ScoredLists {
             return Ok(out);
         }
         for l in lists {
-            let (implicit, judged) = self.scoring.finalize(l);
+            let docs = l.doc_ids();
+            let (implicit, judged) = self.scoring.finalize(l, &docs);
             let shapes = &self.shapes;
             let sources = PyTuple::new(
                 py,
@@ -285,7 +288,10 @@ impl ScoredLists {
                 ],
             )?;
             let scored_py = shapes.of_list(py, core, l, sources)?;
-            self.fold_one(core, l, implicit, judged, fold, persisted);
+            let (scoring, shell) = (&self.scoring, &mut self.shell);
+            Self::fold_one(
+                scoring, shell, core, l, &docs, implicit, judged, fold, persisted,
+            );
             out.append((l.passed(), scored_py))?;
         }
         Ok(out)
@@ -303,8 +309,12 @@ impl ScoredLists {
         sums: &mut CoreSums,
     ) {
         for l in lists {
-            let (implicit, judged) = self.scoring.finalize(l);
-            let rust = self.fold_one(core, l, implicit, judged, fold, persisted);
+            let docs = l.doc_ids();
+            let (implicit, judged) = self.scoring.finalize(l, &docs);
+            let (scoring, shell) = (&self.scoring, &mut self.shell);
+            let rust = Self::fold_one(
+                scoring, shell, core, l, &docs, implicit, judged, fold, persisted,
+            );
             let judged = (!l.passed()).then_some(&rust.sources[1].ndcg[..]);
             let segment = core.segments.segment(l.segment);
             let implicit = &rust.sources[0].ndcg;
@@ -313,66 +323,36 @@ impl ScoredLists {
         }
     }
 
-    /// One finalized list's fold (`CoreFold::fold`), its scores as the fold reads them.
-    fn fold_one(
-        &self,
+    /// One finalized list's fold (`CoreFold::fold`), its scores as the fold reads them (`docs`:
+    /// its doc ids, read once per list), in the shell refilled per list.
+    #[allow(clippy::too_many_arguments)]
+    fn fold_one<'s>(
+        scoring: &CoreScoring,
+        shell: &'s mut ScoredShell,
         core: &Core,
         l: &OpenList,
+        docs: &[&str],
         implicit: Option<SourceScore>,
         judged: Option<SourceScore>,
         fold: &mut CoreFold,
         persisted: Option<&HashMap<String, i64>>,
-    ) -> scored::ScoredList {
+    ) -> &'s scored::ScoredList {
         let source = core.source(l.source);
-        let segment = core.segments.segment(l.segment);
-        let rust = scored::ScoredList {
-            request_id: String::new(),
-            query_id: l.query_id().to_owned(),
+        let fields = ListFields {
+            query_id: l.query_id(),
             timestamp: l.timestamp,
-            labels: Vec::new(),
-            segment: segment.iter().map(|s| s.to_string()).collect(),
-            sources: vec![
-                self.named(scored::IMPLICIT, implicit, &self.no_interaction),
-                self.named(scored::JUDGED, judged, &self.unjudged),
-            ],
+            segment: core.segments.segment(l.segment),
             clicked: l.clicked(),
             first_click_rank: l.first_click_rank().map(i64::from),
             interacted: l.interacted(),
-            interleaved: None,
-            source: source.to_owned(),
+            source,
         };
+        let rust = shell.fill(&fields, implicit, judged);
         let folded = persisted
             .and_then(|p| p.get(source))
             .is_none_or(|&before| l.timestamp >= before);
-        fold.fold(
-            &self.scoring.judgments,
-            &rust,
-            &l.doc_ids(),
-            l.counted_before(),
-            folded,
-        );
+        fold.fold(&scoring.judgments, rust, docs, l.counted_before(), folded);
         rust
-    }
-
-    /// `s` as the fold reads it, named `relevance` (`None`: the shared source `shared`).
-    fn named(
-        &self,
-        relevance: &str,
-        s: Option<SourceScore>,
-        shared: &scored::SourceScore,
-    ) -> scored::SourceScore {
-        match s {
-            None => shared.clone(),
-            Some(s) => scored::SourceScore {
-                relevance: relevance.to_owned(),
-                outcome: s.outcome.to_owned(),
-                ks: self.ks.clone(),
-                ndcg: s.ndcg,
-                dcg: s.dcg,
-                idcg: s.idcg,
-                coverage: s.coverage,
-            },
-        }
     }
 
     /// A batch needs the Python back half for its extra sources: a list with teams
@@ -397,10 +377,14 @@ impl ScoredLists {
             if let Some(per) = sums.per_source.as_mut() {
                 per.passing(cut);
             }
+            let mut judged = Vec::new();
             for slot in core.joiner.passed(cut) {
                 let l = core.joiner.list(slot);
-                let judged = self.scoring.early(l);
-                let ndcg = judged.as_ref().map_or(&self.unjudged.ndcg, |s| &s.ndcg);
+                let ndcg = if self.scoring.early_ndcg(l, &mut judged) {
+                    &judged
+                } else {
+                    &self.unjudged.ndcg
+                };
                 let segment = core.segments.segment(l.segment);
                 let source = core.source(l.source);
                 sums.passed(l.timestamp, segment, source, l.query_id(), ndcg);

@@ -100,11 +100,7 @@ impl PyJudgmentTable {
     }
 
     fn grades(&mut self, query_id: &str) -> Map<String, f64> {
-        self.rules
-            .store
-            .grades(query_id)
-            .cloned()
-            .unwrap_or_default()
+        self.rules.store.grades(query_id).unwrap_or_default()
     }
 
     fn pool(&mut self, query_id: &str) -> Vec<f64> {

@@ -170,9 +170,7 @@ impl PyListScorer {
             docs.iter()
                 .zip(&query_ids)
                 .map(|(d, q)| match store.grades_and_pool(q) {
-                    Some((m, pool)) if !q.is_empty() => {
-                        scorer.judged(d, |doc| m.get(doc).copied(), pool)
-                    }
+                    Some((m, pool)) if !q.is_empty() => scorer.judged(d, |doc| m.get(doc), pool),
                     _ => scorer.unjudged(),
                 })
                 .collect()
