@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,3 +379,16 @@ def ratio_interval(
         for _ in range(draws)
     )
     return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
+
+
+def offer_log(engine: Any, lines: Sequence[bytes], source: str) -> None:
+    """Every line through ``engine`` as ``streameval replay`` offers one log: ``offer_batch``
+    of chunks of ``CHUNK_LINES`` ``(line, offset, -1)``, then ``set_idle`` and ``finish``."""
+    from streameval.runtime.replay import CHUNK_LINES
+
+    offer_batch = engine.offer_batch
+    for start in range(0, len(lines), CHUNK_LINES):
+        chunk = lines[start : start + CHUNK_LINES]
+        offer_batch([(line, start + i, -1) for i, line in enumerate(chunk)], source)
+    engine.set_idle(source)
+    engine.finish()

@@ -20,12 +20,11 @@ import json
 import statistics
 import time
 
-from _common import sim_lines
+from _common import offer_log, sim_lines
 
 from streameval.config import Settings
 from streameval.detect.persisted import PAIRS, SRM, Progress
 from streameval.runtime.compose import evaluation_for
-from streameval.runtime.replay import CHUNK_LINES
 
 SOURCE = "input"
 
@@ -43,12 +42,7 @@ def run_once(lines: list[bytes], engine: str, restored: bool) -> tuple[float, in
         point = ts - ts % settings.evaluation.bucket + 60_000
         collector.assign(SOURCE, Progress(point, point, point, point))
         pipeline.restore_source(SOURCE, None, 0, None)
-    offer_batch = pipeline.offer_batch
-    for start in range(0, len(lines), CHUNK_LINES):
-        chunk = lines[start : start + CHUNK_LINES]
-        offer_batch([(line, start + i, -1) for i, line in enumerate(chunk)], SOURCE)
-    pipeline.set_idle(SOURCE)
-    pipeline.finish()
+    offer_log(pipeline, lines, SOURCE)
     written = [(s, r, b) for s, r, b, _ in collector.ready()]
     written += [(s, PAIRS, b) for s, b, _ in collector.ready_pairs()]
     written += [(s, SRM, b) for s, b, _ in collector.ready_srm()]

@@ -44,6 +44,7 @@ from _common import (
     Result,
     Target,
     measure_interleaved,
+    offer_log,
     per_line,
     ratio_table,
     sim_lines,
@@ -59,7 +60,6 @@ from streameval.engine.consumers import ListConsumer
 from streameval.engine.coordinator import Coordinator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.events.decode import decoder
-from streameval.runtime.replay import CHUNK_LINES
 
 #: events/s of the pipeline over events/s of json.loads (issue 6)
 TARGET = 1.0
@@ -84,12 +84,7 @@ def replay_lines(
         consumers = () if detectors is None else (detectors,)
     pipeline = engine(settings, consumers=consumers)
     pipeline.add_source(SOURCE)
-    offer_batch = pipeline.offer_batch
-    for start in range(0, len(lines), CHUNK_LINES):
-        chunk = lines[start : start + CHUNK_LINES]
-        offer_batch([(line, start + i, -1) for i, line in enumerate(chunk)], SOURCE)
-    pipeline.set_idle(SOURCE)
-    pipeline.finish()
+    offer_log(pipeline, lines, SOURCE)
     return pipeline
 
 

@@ -64,13 +64,11 @@ impl QuerySums {
     /// NDCG@k, e.g. no interaction with `no_relevance = "skip"`). A value at a watched position
     /// past the end of `ndcg` is read as `None`.
     pub fn add(&mut self, ts: i64, segment: u32, query_id: &str, ndcg: &[Option<f64>]) {
-        let values: Vec<Option<f64>> = self
-            .positions
-            .iter()
-            .map(|&i| ndcg.get(i).copied().flatten())
-            .collect();
-        if values.iter().all(Option::is_none) && self.positions.len() == 1 {
-            return; // (Python's one-k path returns before looking the bucket up)
+        let value = |i: usize| ndcg.get(i).copied().flatten();
+        if let [only] = self.positions[..] {
+            if value(only).is_none() {
+                return; // (Python's one-k path returns before looking the bucket up)
+            }
         }
         let b = ts - ts.rem_euclid(self.bucket_ms);
         if let Some(closed) = self.closed {
@@ -79,15 +77,9 @@ impl QuerySums {
                 return;
             }
         }
-        let n = self.positions.len();
-        let per_k = self
-            .pending
-            .entry(b)
-            .or_default()
-            .entry(segment)
-            .or_insert_with(|| vec![PerQuery::new(); n]);
-        for (per_query, value) in per_k.iter_mut().zip(values) {
-            if let Some(x) = value {
+        let per_k = per_k(&mut self.pending, b, segment, self.positions.len());
+        for (per_query, &i) in per_k.iter_mut().zip(&self.positions) {
+            if let Some(x) = value(i) {
                 fold(per_query, query_id, x);
             }
         }
@@ -144,13 +136,7 @@ impl QuerySums {
     /// caller's (as `Detectors.ingest`).
     pub fn merge(&mut self, b: i64, segment: u32, j: usize, per_query: &[(String, Agg)]) {
         let n = self.positions.len();
-        let per_k = self
-            .pending
-            .entry(b)
-            .or_default()
-            .entry(segment)
-            .or_insert_with(|| vec![PerQuery::new(); n]);
-        let Some(into) = per_k.get_mut(j) else {
+        let Some(into) = per_k(&mut self.pending, b, segment, n).get_mut(j) else {
             return; // (a cutoff not watched: the caller skips it)
         };
         for (query_id, (c, s, ss)) in per_query {
@@ -162,6 +148,20 @@ impl QuerySums {
             }
         }
     }
+}
+
+/// The sums per watched cutoff of `segment` in bucket `b` (`n` cutoffs), made if new.
+fn per_k(
+    pending: &mut BTreeMap<i64, BucketSums>,
+    b: i64,
+    segment: u32,
+    n: usize,
+) -> &mut Vec<PerQuery> {
+    pending
+        .entry(b)
+        .or_default()
+        .entry(segment)
+        .or_insert_with(|| vec![PerQuery::new(); n])
 }
 
 /// One list's NDCG@k into its query's sums, as `stash._fold` does.
