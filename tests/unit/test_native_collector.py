@@ -25,7 +25,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks._common import sim_records
-from streameval.config import Settings
 from streameval.detect.persisted import PAIRS, SRM, Progress
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.pipeline import Pipeline
@@ -33,7 +32,8 @@ from streameval.group.collector import PartitionCollector
 from streameval.runtime.compose import evaluation_for
 from tests.ci import require_native
 from tests.unit.test_native_batch import chunked
-from tests.unit.test_native_engine import SOURCES, T0, Step, _first_difference, sim_steps, steps
+from tests.unit.test_native_engine import SOURCES, T0, Step, settings_for, sim_steps, steps
+from tests.unit.test_native_engine import run_both as engine_run_both
 
 require_native("native collector")
 
@@ -47,8 +47,7 @@ class Run:
         self.trace: list[str] = []
         #: every bucket written, as (source, kind, start)
         self.written: list[tuple[str, str, int]] = []
-        cfg = {**config, "evaluation": {**config.get("evaluation", {}), "engine": engine}}
-        s = Settings.model_validate(cfg)
+        s = settings_for(config, engine)
         assert s.kafka.state_topic  # (the default: the collector is the feed)
         built = evaluation_for(
             s, lambda raw, why, source, offset: self.trace.append(repr(("dead", raw, why)))
@@ -103,12 +102,9 @@ class Run:
 
 
 def run_both(config: dict[str, Any], steps: list[Step]) -> tuple[Run, Run]:
-    py, rs = Run(config, "python"), Run(config, "native")
-    for n, step in enumerate(steps):
-        py.step(step)
-        rs.step(step)
-        assert rs.trace == py.trace, (n, step, _first_difference(py.trace, rs.trace))
-    return py, rs
+    """Both engines as the daemon builds them, compared after each step
+    (test_native_engine's ``run_both`` over this file's ``Run``)."""
+    return engine_run_both(config, steps, Run)
 
 
 def _config(evaluation: dict[str, Any]) -> dict[str, Any]:

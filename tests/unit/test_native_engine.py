@@ -23,7 +23,8 @@ interleaved). Without the extension module the tests skip, except in CI (``CI=tr
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -51,10 +52,13 @@ Step = tuple[Any, ...]
 class Run:
     """One engine built as ``replay`` builds it, and the trace of everything it answered."""
 
-    def __init__(self, config: dict[str, Any], engine: str) -> None:
+    def __init__(
+        self, config: dict[str, Any], engine: str, *, on_scored: bool = True, **options: Any
+    ) -> None:
+        """``on_scored``: every scored list traced (else none, as ``replay`` builds it: the
+        native core then keeps the consumers' sums); ``options``: the ``Evaluator``'s."""
         self.trace: list[str] = []
-        cfg = {**config, "evaluation": {**config.get("evaluation", {}), "engine": engine}}
-        s = Settings.model_validate(cfg)
+        s = settings_for(config, engine)
         formats = Formats(s.input, s.evaluation.max_record_bytes)
 
         def format_of(source: str) -> SourceFormat:
@@ -64,11 +68,12 @@ class Run:
             s,
             decoder_for=lambda source: formats.decoder(format_of(source)),
             format_of=format_of,
-            on_scored=lambda scored: self.trace.append(repr(scored)),
+            on_scored=(lambda scored: self.trace.append(repr(scored))) if on_scored else None,
             dead_letter=lambda raw, why, source, offset: self.trace.append(
                 repr(("dead", raw, why, source, offset))
             ),
             persist=True,
+            **options,
         )
         self.p = self.ev.pipeline
         want = NativePipeline if engine == "native" else Pipeline
@@ -98,8 +103,29 @@ class Run:
         )
 
 
-def run_both(config: dict[str, Any], steps: list[Step]) -> tuple[Run, Run]:
-    py, rs = Run(config, "python"), Run(config, "native")
+def settings_for(config: dict[str, Any], engine: str) -> Settings:
+    """``config`` with ``evaluation.engine = engine``."""
+    cfg = {**config, "evaluation": {**config.get("evaluation", {}), "engine": engine}}
+    return Settings.model_validate(cfg)
+
+
+class Traced(Protocol):
+    """An engine run step by step, everything it answered in ``trace`` (:class:`Run`)."""
+
+    trace: list[str]
+
+    def step(self, step: Step) -> None: ...
+
+
+R = TypeVar("R", bound=Traced)
+
+
+def run_both(
+    config: dict[str, Any], steps: list[Step], run: Callable[[dict[str, Any], str], R] = Run
+) -> tuple[R, R]:
+    """Both engines (``run``: how each is built and traced) through ``steps``, their traces
+    compared after each."""
+    py, rs = run(config, "python"), run(config, "native")
     for n, step in enumerate(steps):
         py.step(step)
         rs.step(step)
@@ -115,15 +141,19 @@ def _first_difference(want: list[str], got: list[str]) -> tuple[str, str]:
 
 
 def restore_round_trip(
-    config: dict[str, Any], steps: list[Step], cut: int
+    config: dict[str, Any],
+    steps: list[Step],
+    cut: int,
+    run: Callable[[dict[str, Any], str], Run] = Run,
 ) -> tuple[dict[str, int], int]:
     """The state each engine committed after ``steps[:cut]`` (its checkpoints and its buckets
     through the codec), restored into a fresh engine of each kind, the records re-read from the
     committed offsets (judgments from the start, as a restart re-reads its judgment topics):
-    the same figures whichever engine committed and whichever restores."""
+    the same figures whichever engine committed and whichever restores (``run``: how each
+    engine is built and traced)."""
     states = []
     for engine in ("python", "native"):
-        first = Run(config, engine)
+        first = run(config, engine)
         for step in steps[:cut]:
             first.step(step)
         p = first.p
@@ -137,7 +167,7 @@ def restore_round_trip(
     commit, checkpoint, state = states[0]
     traces = []
     for engine in ("python", "native"):
-        again = Run(config, engine)
+        again = run(config, engine)
         for source in SOURCES:
             again.p.restore_source(source, *checkpoint[source])
         for _, start, raw in state:

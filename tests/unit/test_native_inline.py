@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import tests.unit.test_native_engine as engine_test
 from benchmarks._common import sim_records
 from streameval.engine.native_pipeline import NativePipeline
 from tests.ci import require_native
@@ -65,9 +64,7 @@ def batched(log: list[Step], cuts: list[int]) -> list[Step]:
 
 
 def inline_both(config: dict[str, Any], log: list[Step]) -> tuple[QuietRun, QuietRun]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine_test, "Run", QuietRun)
-        py, rs = run_both(config, log)
+    py, rs = run_both(config, log, QuietRun)
     assert isinstance(rs.p, NativePipeline)
     return py, rs
 

@@ -23,14 +23,12 @@ from hypothesis import strategies as st
 
 import tests.unit.test_native_engine as engine_test
 from streameval import native
-from streameval.config import Settings, SourceFormat
+from streameval.config import Settings
 from streameval.detect import Detectors
 from streameval.detect.spec import DetectionSpec
 from streameval.detect.stash import Stash
-from streameval.engine.evaluator import Evaluator
 from streameval.engine.native_pipeline import NativePipeline
 from streameval.engine.native_sums import CoreStash
-from streameval.events.formats import Formats
 from streameval.values import IMPLICIT, JUDGED
 from tests.ci import require_native
 from tests.unit.test_native_engine import Step, evaluations, run_both, sim_steps, steps
@@ -165,29 +163,11 @@ class QuietRun(engine_test.Run):
     def __init__(
         self, config: dict[str, Any], engine: str, detectors: type[Detectors] | None = None
     ) -> None:
-        self.trace: list[str] = []
-        cfg = {**config, "evaluation": {**config.get("evaluation", {}), "engine": engine}}
-        s = Settings.model_validate(cfg)
-        formats = Formats(s.input, s.evaluation.max_record_bytes)
-
-        def format_of(source: str) -> SourceFormat:
-            return s.input.topics.get(source, s.input.default)
-
-        spec = DetectionSpec.from_settings(s)
+        spec = DetectionSpec.from_settings(engine_test.settings_for(config, engine))
         options: dict[str, Any] = {}
         if detectors is not None and spec is not None:
             options["detectors"] = detectors(spec)
-        self.ev = Evaluator(
-            s,
-            decoder_for=lambda source: formats.decoder(format_of(source)),
-            format_of=format_of,
-            dead_letter=lambda raw, why, source, offset: self.trace.append(
-                repr(("dead", raw, why, source, offset))
-            ),
-            persist=True,
-            **options,
-        )
-        self.p = self.ev.pipeline
+        super().__init__(config, engine, on_scored=False, **options)
 
     def look(self) -> tuple[object, ...]:
         det, srm = self.ev.detectors, self.ev.srm
@@ -196,9 +176,7 @@ class QuietRun(engine_test.Run):
 
 
 def quiet_both(config: dict[str, Any], log: list[Step]) -> tuple[QuietRun, QuietRun]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine_test, "Run", QuietRun)
-        py, rs = run_both(config, log)
+    py, rs = run_both(config, log, QuietRun)
     assert isinstance(rs.p, NativePipeline)
     det = rs.ev.detectors
     if det is not None and rs.p._core_folds:
@@ -289,9 +267,7 @@ def test_a_restore_round_trip_with_the_sums_in_the_core() -> None:
         "evaluation": {"attribution_window": 5_000, "bucket": 5_000, "windows": [60_000]},
         **{"detection": {"min_lists": 5}},
     }
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine_test, "Run", QuietRun)
-        commit, buckets = engine_test.restore_round_trip(config, log[:-3], len(log) * 2 // 3)
+    commit, buckets = engine_test.restore_round_trip(config, log[:-3], len(log) * 2 // 3, QuietRun)
     assert min(commit.values()) > 1_000 and buckets > 5
 
 
