@@ -411,13 +411,13 @@ class EngineCore:
     def pending_clicks_counted(self) -> int: ...
     @property
     def closed_ids_dropped(self) -> int: ...
-    # inline: (consumers_due, signals_due, stop_at_judgment): the loop finalizes at due points
+    # inline: (consumers_due, signals_due): the loop finalizes at due points
     def offer_batch(
         self,
         batch: RecordBatch,
         due: int | None,
         early_due: int | None,
-        inline: tuple[int, int, bool] | None = None,
+        inline: tuple[int, int] | None = None,
         persisted: dict[str, int] | None = None,
     ) -> tuple[int | None, int | None, int | None, list[tuple[Any, ...]] | None]: ...
     # the consumers' per-query sums kept here (native/src/core_sums.rs; CoreStash): relevance

@@ -854,7 +854,7 @@ impl EngineCore {
 
     // --- the record path in batches (`crate::python_batch`) --------------------------------
     /// Run `batch` on, the GIL released, until Python has to act (`python_batch::offer_batch`).
-    /// `inline`: `(consumers_due, signals_due, stop_at_judgment)`, the loop finalizes and folds
+    /// `inline`: `(consumers_due, signals_due)`, the loop finalizes and folds
     /// at due points itself (`batch::run_inline`; needs the fold and the sums inline here),
     /// `persisted` as `finalize_folded` takes it.
     #[pyo3(signature = (batch, due, early_due, inline = None, persisted = None))]
@@ -864,10 +864,10 @@ impl EngineCore {
         batch: &Bound<'py, crate::python_batch::RecordBatch>,
         due: Option<i64>,
         early_due: Option<i64>,
-        inline: Option<(i64, i64, bool)>,
+        inline: Option<(i64, i64)>,
         persisted: Option<HashMap<String, i64>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (Some((consumers_due, signals_due, stop_at_judgment)), Some(scored), Some(fold)) =
+        let (Some((consumers_due, signals_due)), Some(scored), Some(fold)) =
             (inline, self.scored.as_mut(), self.fold.as_mut())
         else {
             let mut evicted = Vec::new();
@@ -905,7 +905,6 @@ impl EngineCore {
             at: &mut at,
             consumers_due,
             signals_due,
-            stop_at_judgment,
         };
         crate::python_batch::offer_batch(
             py,

@@ -109,7 +109,6 @@ class NativeBatches(Coordinator):
             "inline": (
                 _I64_MIN if consumers_due == -math.inf else int(consumers_due),
                 _I64_MAX if signals_due == math.inf else int(signals_due),
-                True,  # (stop at a due point after a judgment the core did not apply)
             ),
             "persisted": self._persisted_before or None,
         }

@@ -181,14 +181,12 @@ pub trait AtDue: Judgments {
 /// The loop's part of `_advance` and where it must stop instead: `consumers_due` (the
 /// horizon at which the consumers are next told it, `Coordinator._consumers_due`; `i64::MIN`:
 /// at the first due point) and `signals_due` (the judge tracker's eviction in Python,
-/// `ListSignals.advance`; `i64::MAX`: never). `stop_at_judgment`: a due point after a
-/// judgment record not applied yet stops (Python applies it before any list is scored; off
-/// once the core applies judgments itself).
+/// `ListSignals.advance`; `i64::MAX`: never). A due point after a judgment record the core
+/// did not apply stops too (Python applies it before any list is scored against it).
 pub struct Inline<'a> {
     pub at: &'a mut (dyn AtDue + Send),
     pub consumers_due: i64,
     pub signals_due: i64,
-    pub stop_at_judgment: bool,
 }
 
 /// `Coordinator._due` and `_early_due` (None: never, Python's infinity).
@@ -342,7 +340,7 @@ fn run_records(
                     None => judgments.apply(&j, raw),
                 });
                 if applied.is_none() {
-                    batch.judgment_unapplied = true; // (Python applies it: `stop_at_judgment`)
+                    batch.judgment_unapplied = true; // (Python applies it: the next due point stops)
                 }
                 batch.effects.push(Effect::Judgment {
                     index: i,
@@ -412,7 +410,7 @@ fn advance(
     watermark: i64,
     attribution: i64,
 ) -> bool {
-    if inline.stop_at_judgment && batch.judgment_unapplied {
+    if batch.judgment_unapplied {
         return false; // (Python applies it first: the lists are scored against it)
     }
     if !inline.at.finalize(core, watermark) {

@@ -50,7 +50,6 @@ fn inline(at: &mut Seen, consumers_due: i64) -> Option<Inline<'_>> {
         at,
         consumers_due,
         signals_due: i64::MAX,
-        stop_at_judgment: true,
     })
 }
 
